@@ -1,0 +1,297 @@
+#include "backend/command.h"
+
+#include <cstdio>
+#include <memory>
+#include <utility>
+
+#include "backend/debug.h"
+
+namespace vkfuse {
+namespace {
+
+struct BarrierScopes {
+  VkPipelineStageFlags src_stage, dst_stage;
+  VkAccessFlags src_access, dst_access;
+};
+
+BarrierScopes scopes_of(CommandRecorder::Barrier kind) {
+  // Destination access includes writes as well as reads: a later write to the same memory (WAW) also needs the
+  // earlier write to be made available first.
+  switch (kind) {
+    case CommandRecorder::Barrier::kComputeToCompute:
+      return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    case CommandRecorder::Barrier::kTransferToCompute:
+      return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    case CommandRecorder::Barrier::kComputeToTransfer:
+      return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    case CommandRecorder::Barrier::kHostToTransfer:
+      return {VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_WRITE_BIT,
+              VK_ACCESS_TRANSFER_READ_BIT};
+  }
+  return {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+          VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+}
+
+void record_barrier(VkCommandBuffer cb, const BarrierScopes& s) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = s.src_access;
+  barrier.dstAccessMask = s.dst_access;
+  vkCmdPipelineBarrier(cb, s.src_stage, s.dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+Result<CommandRecorder> CommandRecorder::create(const DeviceContext& ctx, uint32_t max_timestamps) {
+  CommandRecorder recorder;
+  recorder.device_ = ctx.device;
+  recorder.queue_ = ctx.queue;
+  recorder.max_groups_ = ctx.caps.max_workgroup_count;
+  recorder.timestamp_period_ns_ = ctx.caps.timestamp_period_ns;
+  recorder.timestamp_valid_bits_ = ctx.caps.timestamp_valid_bits;
+  recorder.max_timestamps_ = max_timestamps;
+  VkDevice device = ctx.device;
+
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  // RESET_COMMAND_BUFFER: begin() may re-record the one buffer. No TRANSIENT: it lives long and is resubmitted.
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool_info.queueFamilyIndex = ctx.queue_family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VKFUSE_CHECK_VK(vkCreateCommandPool(device, &pool_info, nullptr, &pool));
+  recorder.pool_ =
+      UniqueHandle<VkCommandPool>(pool, [device](VkCommandPool p) { vkDestroyCommandPool(device, p, nullptr); });
+
+  VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  allocate.commandPool = pool;
+  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate.commandBufferCount = 1;
+  VKFUSE_CHECK_VK(vkAllocateCommandBuffers(device, &allocate, &recorder.command_buffer_));
+
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence = VK_NULL_HANDLE;
+  VKFUSE_CHECK_VK(vkCreateFence(device, &fence_info, nullptr, &fence));
+  recorder.fence_ = UniqueHandle<VkFence>(fence, [device](VkFence f) { vkDestroyFence(device, f, nullptr); });
+
+  if (ctx.caps.timestamps && max_timestamps > 0) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_info.queryCount = max_timestamps;
+    VkQueryPool queries = VK_NULL_HANDLE;
+    VKFUSE_CHECK_VK(vkCreateQueryPool(device, &query_info, nullptr, &queries));
+    recorder.query_pool_ =
+        UniqueHandle<VkQueryPool>(queries, [device](VkQueryPool q) { vkDestroyQueryPool(device, q, nullptr); });
+    set_debug_name(ctx, VK_OBJECT_TYPE_QUERY_POOL, debug_handle(queries), "vkfuse timestamps");
+  }
+  set_debug_name(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, debug_handle(recorder.command_buffer_), "vkfuse recorder");
+  return recorder;
+}
+
+CommandRecorder::CommandRecorder(CommandRecorder&& other) noexcept
+    : device_(std::exchange(other.device_, VK_NULL_HANDLE)),
+      queue_(std::exchange(other.queue_, VK_NULL_HANDLE)),
+      max_groups_(other.max_groups_),
+      timestamp_period_ns_(other.timestamp_period_ns_),
+      timestamp_valid_bits_(other.timestamp_valid_bits_),
+      max_timestamps_(other.max_timestamps_),
+      pool_(std::move(other.pool_)),
+      command_buffer_(std::exchange(other.command_buffer_, VK_NULL_HANDLE)),
+      fence_(std::move(other.fence_)),
+      query_pool_(std::move(other.query_pool_)),
+      state_(std::exchange(other.state_, State::kInvalid)),
+      error_(std::move(other.error_)),
+      written_(std::move(other.written_)),
+      bound_pipeline_(other.bound_pipeline_),
+      dispatch_count_(other.dispatch_count_),
+      in_flight_(std::exchange(other.in_flight_, false)),
+      completed_(std::exchange(other.completed_, false)),
+      device_lost_(other.device_lost_) {}
+
+CommandRecorder& CommandRecorder::operator=(CommandRecorder&& other) noexcept {
+  if (this != &other) {
+    // The destructor waits for a timed-out submission before the pool goes; then take over `other`.
+    std::destroy_at(this);
+    std::construct_at(this, std::move(other));
+  }
+  return *this;
+}
+
+CommandRecorder::~CommandRecorder() {
+  // Only a timed-out submission can still be running here; its command buffer must not be freed under it.
+  if (in_flight_ && !device_lost_ && fence_) {
+    VkFence fence = fence_.get();
+    (void)vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);  // nothing to report to from a destructor
+  }
+}
+
+void CommandRecorder::fail(ErrorCode code, std::string message) {
+  if (error_.ok()) error_ = make_error(code, std::move(message));
+}
+
+Status CommandRecorder::wait_in_flight(uint64_t timeout_ns) {
+  if (!in_flight_) return {};
+  VkFence fence = fence_.get();
+  const VkResult waited = vkWaitForFences(device_, 1, &fence, VK_TRUE, timeout_ns);
+  if (waited == VK_TIMEOUT) {
+    char text[160];
+    std::snprintf(text, sizeof(text), "the submission did not complete within %.3f ms and is still running",
+                  static_cast<double>(timeout_ns) / 1e6);
+    return make_error(ErrorCode::kVulkan, text);
+  }
+  if (waited == VK_ERROR_DEVICE_LOST) {
+    device_lost_ = true;
+    in_flight_ = false;  // a lost device never signals; there is nothing left to wait for
+  }
+  VKFUSE_CHECK_VK(waited);
+  in_flight_ = false;
+  VKFUSE_CHECK_VK(vkResetFences(device_, 1, &fence));
+  completed_ = true;
+  return {};
+}
+
+Status CommandRecorder::begin() {
+  if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
+  // A pending command buffer must not be re-recorded.
+  VKFUSE_TRY(wait_in_flight(UINT64_MAX));
+  if (state_ == State::kRecording) VKFUSE_CHECK_VK(vkResetCommandBuffer(command_buffer_, 0));
+  state_ = State::kInvalid;
+  VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  info.flags = 0;  // not ONE_TIME_SUBMIT: recorded once, submitted many times (never two at once)
+  VKFUSE_CHECK_VK(vkBeginCommandBuffer(command_buffer_, &info));
+  if (query_pool_) vkCmdResetQueryPool(command_buffer_, query_pool_.get(), 0, max_timestamps_);
+  state_ = State::kRecording;
+  error_ = Status();
+  written_.assign(max_timestamps_, false);
+  bound_pipeline_ = VK_NULL_HANDLE;
+  dispatch_count_ = 0;
+  completed_ = false;
+  return {};
+}
+
+void CommandRecorder::dispatch(const ComputePipeline& p, VkDescriptorSet set, std::span<const std::byte> push_constants,
+                               uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+  const std::string what = "dispatch of pipeline '" + p.label() + "'";
+  if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, what + " outside begin()/end()");
+  if (!error_.ok()) return;
+  if (p.pipeline() == VK_NULL_HANDLE) return fail(ErrorCode::kInvalidArgument, what + ": the pipeline is empty");
+  if (push_constants.size() != p.push_constant_bytes()) {
+    return fail(ErrorCode::kInvalidArgument, what + ": " + std::to_string(push_constants.size()) +
+                                                 " bytes of push constants given, the pipeline declares " +
+                                                 std::to_string(p.push_constant_bytes()));
+  }
+  if (set == VK_NULL_HANDLE && p.binding_count() > 0) {
+    return fail(ErrorCode::kInvalidArgument, what + ": no descriptor set for its " +
+                                                 std::to_string(p.binding_count()) + " bindings");
+  }
+  const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+  for (int axis = 0; axis < 3; ++axis) {
+    if (groups[axis] > max_groups_[axis]) {
+      return fail(ErrorCode::kUnsupported, what + ": " + std::to_string(groups[axis]) + " workgroups along " +
+                                               "xyz"[axis] + ", above this device's maxComputeWorkGroupCount (" +
+                                               std::to_string(max_groups_[axis]) + ")");
+    }
+  }
+  if (p.pipeline() != bound_pipeline_) {
+    vkCmdBindPipeline(command_buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline());
+    bound_pipeline_ = p.pipeline();
+  }
+  if (set != VK_NULL_HANDLE) {
+    vkCmdBindDescriptorSets(command_buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0, nullptr);
+  }
+  if (!push_constants.empty()) {
+    vkCmdPushConstants(command_buffer_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       static_cast<uint32_t>(push_constants.size()), push_constants.data());
+  }
+  vkCmdDispatch(command_buffer_, groups_x, groups_y, groups_z);
+  ++dispatch_count_;
+}
+
+void CommandRecorder::copy(VkBuffer src, VkBuffer dst, std::span<const VkBufferCopy> regions) {
+  if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "copy outside begin()/end()");
+  if (!error_.ok() || regions.empty()) return;
+  if (src == VK_NULL_HANDLE || dst == VK_NULL_HANDLE) return fail(ErrorCode::kInvalidArgument, "copy: null buffer");
+  vkCmdCopyBuffer(command_buffer_, src, dst, static_cast<uint32_t>(regions.size()), regions.data());
+}
+
+void CommandRecorder::barrier(Barrier kind) {
+  if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "barrier outside begin()/end()");
+  if (!error_.ok()) return;
+  record_barrier(command_buffer_, scopes_of(kind));
+}
+
+bool CommandRecorder::timestamp(uint32_t index) {
+  if (index >= max_timestamps_) return false;
+  if (!query_pool_) return true;  // unsupported: nothing to record, not an error
+  if (!recording() || written_[index]) return false;
+  vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_.get(), index);
+  written_[index] = true;
+  return true;
+}
+
+Status CommandRecorder::end() {
+  if (state_ != State::kRecording) {
+    return error_.ok() ? make_error(ErrorCode::kInvalidArgument, "end() without begin()") : error_;
+  }
+  // A fence wait makes device writes available, not visible to the host: this barrier does the rest.
+  record_barrier(command_buffer_, {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                                   VK_ACCESS_HOST_READ_BIT});
+  state_ = State::kInvalid;
+  VKFUSE_CHECK_VK(vkEndCommandBuffer(command_buffer_));
+  if (!error_.ok()) return error_;
+  state_ = State::kExecutable;
+  return {};
+}
+
+Status CommandRecorder::submit_and_wait(uint64_t timeout_ns) {
+  if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
+  if (!error_.ok()) return error_;
+  VKFUSE_TRY(wait_in_flight(timeout_ns));
+  if (state_ != State::kExecutable) {
+    return make_error(ErrorCode::kInvalidArgument, "nothing to submit: record with begin() ... end() first");
+  }
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &command_buffer_;
+  const VkResult submitted = vkQueueSubmit(queue_, 1, &submit, fence_.get());
+  if (submitted == VK_ERROR_DEVICE_LOST) device_lost_ = true;
+  VKFUSE_CHECK_VK(submitted);
+  in_flight_ = true;
+  completed_ = false;
+  return wait_in_flight(timeout_ns);
+}
+
+Result<std::vector<double>> CommandRecorder::read_timestamps_ns(uint32_t count) {
+  if (!query_pool_) return std::vector<double>{};
+  if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
+  if (count > max_timestamps_) {
+    return make_error(ErrorCode::kInvalidArgument, "read_timestamps_ns: " + std::to_string(count) +
+                                                       " slots asked, the recorder has " +
+                                                       std::to_string(max_timestamps_));
+  }
+  if (!completed_) {
+    return make_error(ErrorCode::kInvalidArgument, "read_timestamps_ns: no submission of this recording has completed");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    // Reading an unwritten query with WAIT_BIT would block forever.
+    if (!written_[i]) {
+      return make_error(ErrorCode::kInvalidArgument, "read_timestamps_ns: slot " + std::to_string(i) +
+                                                         " was not written by the recording");
+    }
+  }
+  if (count == 0) return std::vector<double>{};
+  std::vector<uint64_t> ticks(count);
+  VKFUSE_CHECK_VK(vkGetQueryPoolResults(device_, query_pool_.get(), 0, count, count * sizeof(uint64_t), ticks.data(),
+                                        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const uint64_t mask = timestamp_valid_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << timestamp_valid_bits_) - 1;
+  std::vector<double> ns(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    // Differences modulo 2^valid_bits survive one wrap-around of the counter.
+    const uint64_t delta = ((ticks[i] & mask) - (ticks[0] & mask)) & mask;
+    ns[i] = static_cast<double>(delta) * static_cast<double>(timestamp_period_ns_);
+  }
+  return ns;
+}
+
+}  // namespace vkfuse

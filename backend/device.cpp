@@ -1,0 +1,275 @@
+#include "backend/device.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "backend/debug.h"
+#include "backend/log.h"
+
+namespace vkfuse {
+namespace {
+
+// Spelled out: the header puts its name macro behind VK_ENABLE_BETA_EXTENSIONS.
+constexpr const char* kPortabilitySubset = "VK_KHR_portability_subset";
+
+Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance) {
+  uint32_t count = 0;
+  const VkResult counted = vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  // What the loader returns when drivers are installed but none finds its hardware (e.g. the Intel and AMD
+  // drivers of mesa-vulkan-drivers on a machine without those GPUs, lavapipe absent): no device, not a failure.
+  if (counted == VK_ERROR_INITIALIZATION_FAILED) return std::vector<VkPhysicalDevice>{};
+  VKFUSE_CHECK_VK(counted);
+  std::vector<VkPhysicalDevice> devices(count);
+  // VK_INCOMPLETE cannot happen here: nothing is added between the two calls of one instance.
+  VKFUSE_CHECK_VK(vkEnumeratePhysicalDevices(instance, &count, devices.data()));
+  devices.resize(count);
+  return devices;
+}
+
+Result<std::vector<DeviceCaps>> enumerate_caps(VkInstance instance, uint32_t instance_api_version) {
+  VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> devices, physical_devices(instance));
+  std::vector<DeviceCaps> all;
+  for (uint32_t i = 0; i < devices.size(); ++i) {
+    Result<DeviceCaps> caps = query_device_caps(devices[i], i, instance_api_version);
+    if (caps.ok()) {
+      all.push_back(std::move(caps).value());
+    } else if (caps.status().code() == ErrorCode::kUnsupported) {
+      log_message(LogLevel::kWarn, "skipping Vulkan " + caps.status().message());
+    } else {
+      return caps.status();
+    }
+  }
+  return all;
+}
+
+int type_rank(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+    default: return 0;
+  }
+}
+
+std::string to_lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+std::string describe(const std::vector<DeviceCaps>& devices) {
+  std::string list;
+  for (const DeviceCaps& caps : devices) {
+    list += "\n  " + std::to_string(caps.index) + ": " + caps.name + " (" + device_type_name(caps.type) + ", Vulkan " +
+            version_to_string(caps.api_version) + ")";
+  }
+  return list;
+}
+
+// Narrows caps to what is supported AND enabled, and to the queue family actually used.
+Status apply_queue_family(VkPhysicalDevice physical, uint32_t family, DeviceCaps& caps) {
+  uint32_t count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &count, families.data());
+  if (family >= count || !(families[family].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+    return make_error(ErrorCode::kInvalidArgument, "queue family " + std::to_string(family) + " of " + caps.name +
+                                                       " does not exist or has no compute support");
+  }
+  caps.compute_queue_family = family;
+  caps.timestamp_valid_bits = families[family].timestampValidBits;
+  caps.timestamps = caps.timestamp_valid_bits > 0 && caps.timestamp_period_ns > 0.0f;
+  return {};
+}
+
+bool has_device_extension(VkPhysicalDevice physical, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  return std::any_of(extensions.begin(), extensions.begin() + count,
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+}  // namespace
+
+Result<std::vector<DeviceCaps>> enumerate_devices(const Instance& instance) {
+  return enumerate_caps(instance.handle(), instance.api_version());
+}
+
+Result<DeviceCaps> select_device(const Instance& instance, std::string_view selector) {
+  std::string_view source = "device selector ";
+  if (selector.empty()) {
+    const char* env = std::getenv("VKFUSE_DEVICE");
+    if (env != nullptr && env[0] != '\0') {
+      selector = env;
+      source = "VKFUSE_DEVICE=";
+    }
+  }
+  VKFUSE_ASSIGN_OR_RETURN(std::vector<DeviceCaps> devices, enumerate_devices(instance));
+  if (devices.empty()) return make_error(ErrorCode::kNotFound, std::string(no_vulkan_device_hint()));
+
+  if (selector.empty()) {
+    // Strictly greater: of equally ranked devices the first one wins.
+    auto best = devices.begin();
+    for (auto d = devices.begin(); d != devices.end(); ++d) {
+      if (type_rank(d->type) > type_rank(best->type)) best = d;
+    }
+    return *best;
+  }
+  if (all_digits(selector)) {
+    for (const DeviceCaps& caps : devices) {
+      if (std::to_string(caps.index) == std::string(selector)) return caps;
+    }
+  } else {
+    const std::string wanted = to_lower(selector);
+    for (const DeviceCaps& caps : devices) {
+      if (to_lower(caps.name).find(wanted) != std::string::npos) return caps;
+    }
+  }
+  return make_error(ErrorCode::kNotFound, std::string(source) + "\"" + std::string(selector) +
+                                              "\" matches no Vulkan device (an index or part of a name). Devices:" +
+                                              describe(devices));
+}
+
+Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::string_view selector) {
+  VKFUSE_ASSIGN_OR_RETURN(Instance instance, Instance::create(options));
+  VKFUSE_ASSIGN_OR_RETURN(DeviceCaps caps, select_device(instance, selector));
+  VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physicals, physical_devices(instance.handle()));
+  if (caps.index >= physicals.size()) return make_error(ErrorCode::kInternal, "device list changed during selection");
+  VkPhysicalDevice physical = physicals[caps.index];
+
+  OwnedDevice owned(std::move(instance));
+  const bool at_1_2 = usable_at_vulkan_1_2(owned.instance_.api_version(), caps.api_version);
+
+  // Features: everything vkfuse can use that the device has. The query already decided what is supported.
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.features.shaderInt64 = caps.shader_int64;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeaturesKHR storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_int8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  std::vector<const char*> extensions;
+  if (at_1_2) {
+    // The aggregate structs; the per-feature structs must not be chained next to them.
+    f11.storageBuffer16BitAccess = caps.storage_buffer_16bit;
+    f12.storageBuffer8BitAccess = caps.storage_buffer_8bit;
+    f12.shaderFloat16 = caps.shader_float16;
+    f12.shaderInt8 = caps.shader_int8;
+    features.pNext = &f11;
+    f11.pNext = &f12;
+  } else {
+    // Vulkan 1.1: 16-bit storage is core; 8-bit storage and float16/int8 are extensions to enable.
+    storage16.storageBuffer16BitAccess = caps.storage_buffer_16bit;
+    features.pNext = &storage16;
+    void** tail = &storage16.pNext;
+    if (caps.storage_buffer_8bit) {
+      storage8.storageBuffer8BitAccess = VK_TRUE;
+      extensions.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+      *tail = &storage8;
+      tail = &storage8.pNext;
+    }
+    if (caps.shader_float16 || caps.shader_int8) {
+      float16_int8.shaderFloat16 = caps.shader_float16;
+      float16_int8.shaderInt8 = caps.shader_int8;
+      extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+      *tail = &float16_int8;
+    }
+  }
+  // A portability driver (MoltenVK) requires the application to acknowledge the subset.
+  if (has_device_extension(physical, kPortabilitySubset)) extensions.push_back(kPortabilitySubset);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = caps.compute_queue_family;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &features;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+
+  VkDevice device = VK_NULL_HANDLE;
+  Status created = [&]() -> Status {
+    VKFUSE_CHECK_VK(vkCreateDevice(physical, &info, nullptr, &device));
+    return {};
+  }();
+  if (!created.ok()) return created.with_context("creating a device on " + caps.name);
+  // Waiting first makes destruction safe even if a submit timed out and is still running.
+  owned.device_ = UniqueHandle<VkDevice>(device, [](VkDevice d) {
+    vkDeviceWaitIdle(d);  // result ignored: a lost device is destroyed all the same
+    vkDestroyDevice(d, nullptr);
+  });
+
+  DeviceContext& ctx = owned.context_;
+  ctx.instance = owned.instance_.handle();
+  ctx.physical = physical;
+  ctx.device = device;
+  ctx.queue_family = caps.compute_queue_family;
+  vkGetDeviceQueue(device, ctx.queue_family, 0, &ctx.queue);
+  caps.cooperative_matrix = false;  // present perhaps, but not enabled
+  ctx.caps = std::move(caps);
+  ctx.debug_utils = owned.instance_.debug_utils_enabled();
+  set_debug_name(ctx, VK_OBJECT_TYPE_DEVICE, debug_handle(device), "vkfuse device");
+  set_debug_name(ctx, VK_OBJECT_TYPE_QUEUE, debug_handle(ctx.queue), "vkfuse compute queue");
+  log_message(LogLevel::kInfo, "using Vulkan device " + std::to_string(ctx.caps.index) + ": " + ctx.caps.name);
+  return owned;
+}
+
+OwnedDevice& OwnedDevice::operator=(OwnedDevice&& other) noexcept {
+  if (this != &other) {
+    // A member-wise assignment would destroy the instance before the device.
+    std::destroy_at(this);
+    std::construct_at(this, std::move(other));
+  }
+  return *this;
+}
+
+Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                            VkQueue queue, uint32_t queue_family, Enabled enabled) {
+  if (instance == VK_NULL_HANDLE || physical == VK_NULL_HANDLE || device == VK_NULL_HANDLE || queue == VK_NULL_HANDLE) {
+    return make_error(ErrorCode::kInvalidArgument, "BorrowedDevice::wrap: instance, physical device, device and "
+                                                   "queue must all be valid handles");
+  }
+  // The index only labels the device; find it so that logs and caches agree with OwnedDevice.
+  VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physicals, physical_devices(instance));
+  uint32_t index = 0;
+  auto found = std::find(physicals.begin(), physicals.end(), physical);
+  if (found != physicals.end()) index = static_cast<uint32_t>(found - physicals.begin());
+
+  VKFUSE_ASSIGN_OR_RETURN(DeviceCaps caps, query_device_caps(physical, index, enabled.instance_api_version));
+  VKFUSE_TRY(apply_queue_family(physical, queue_family, caps));
+  caps.storage_buffer_16bit = caps.storage_buffer_16bit && enabled.storage_buffer_16bit;
+  caps.storage_buffer_8bit = caps.storage_buffer_8bit && enabled.storage_buffer_8bit;
+  caps.shader_float16 = caps.shader_float16 && enabled.shader_float16;
+  caps.shader_int8 = caps.shader_int8 && enabled.shader_int8;
+  caps.shader_int64 = caps.shader_int64 && enabled.shader_int64;
+  caps.cooperative_matrix = false;  // vkfuse cannot know whether the application enabled it
+
+  BorrowedDevice borrowed;
+  DeviceContext& ctx = borrowed.context_;
+  ctx.instance = instance;
+  ctx.physical = physical;
+  ctx.device = device;
+  ctx.queue = queue;
+  ctx.queue_family = queue_family;
+  ctx.caps = std::move(caps);
+  ctx.debug_utils = enabled.debug_utils;
+  return borrowed;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,23 @@
+#include "backend/device_plan.h"
+
+#include <algorithm>
+
+namespace vkfuse {
+
+DevicePlan make_device_plan(const DeviceCaps& caps) {
+  DevicePlan plan;
+  // 256 invocations fill a wave on every vendor and leave room for registers; smaller devices get less.
+  plan.elementwise_workgroup = std::min<std::uint32_t>(256, std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]));
+  plan.reduce_workgroup = plan.elementwise_workgroup;
+  // Groups rarely need many buffers; 16 keeps descriptor sets small and fits every Vulkan device.
+  plan.max_bindings = std::min<std::uint32_t>(16, caps.max_storage_buffers_per_stage);
+  plan.max_push_constant_bytes = caps.max_push_constants_bytes;
+  plan.max_groups_x = std::min<std::uint32_t>(caps.max_workgroup_count[0], 65535u);
+  plan.binding_alignment = std::max<std::uint64_t>(256, caps.min_storage_buffer_offset_alignment);
+  plan.max_binding_bytes = caps.max_storage_buffer_range;
+  plan.f16_storage = caps.storage_buffer_16bit;
+  plan.u8_storage = caps.storage_buffer_8bit;
+  return plan;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,200 @@
+#include "backend/memory.h"
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "backend/debug.h"
+#include "backend/log.h"
+
+namespace vkfuse {
+namespace {
+
+std::string mib(VkDeviceSize bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+// Flag sets tried in order: the first is the ideal, the last the minimum the usage needs.
+std::vector<VkMemoryPropertyFlags> wanted_flags(MemoryUsage usage) {
+  constexpr VkMemoryPropertyFlags kVisible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  constexpr VkMemoryPropertyFlags kCoherent = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  constexpr VkMemoryPropertyFlags kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  switch (usage) {
+    case MemoryUsage::kDeviceLocal:
+      // Anything is correct; device-local is what is fast.
+      return {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0};
+    case MemoryUsage::kUpload:
+      // Coherent so that writes need no flush; uncached (write-combined) memory is ideal for streaming writes,
+      // and drivers list their preferred type first, so no further preference.
+      return {kVisible | kCoherent};
+    case MemoryUsage::kDownload:
+      // CPU reads from uncached memory are an order of magnitude slower, hence CACHED first; non-coherent cached
+      // memory is handled by invalidate().
+      return {kVisible | kCached | kCoherent, kVisible | kCached, kVisible | kCoherent, kVisible};
+  }
+  return {0};
+}
+
+// Memory types vkfuse must never pick: protected memory needs a protected queue, lazily allocated memory is for
+// transient attachments, and the AMD coherent/uncached types need a device feature we do not enable.
+constexpr VkMemoryPropertyFlags kExcluded = VK_MEMORY_PROPERTY_PROTECTED_BIT | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT |
+                                            VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD |
+                                            VK_MEMORY_PROPERTY_DEVICE_UNCACHED_BIT_AMD;
+
+// Candidate memory type indices, best first, without duplicates.
+std::vector<uint32_t> candidate_types(const VkPhysicalDeviceMemoryProperties& properties, uint32_t type_bits,
+                                      VkDeviceSize size, MemoryUsage usage) {
+  std::vector<uint32_t> candidates;
+  for (VkMemoryPropertyFlags flags : wanted_flags(usage)) {
+    for (uint32_t i = 0; i < properties.memoryTypeCount; ++i) {
+      const VkMemoryType& type = properties.memoryTypes[i];
+      if (!(type_bits & (1u << i)) || (type.propertyFlags & kExcluded) || (type.propertyFlags & flags) != flags)
+        continue;
+      if (properties.memoryHeaps[type.heapIndex].size < size) continue;  // could never fit
+      bool seen = false;
+      for (uint32_t c : candidates) seen = seen || c == i;
+      if (!seen) candidates.push_back(i);
+    }
+  }
+  return candidates;
+}
+
+}  // namespace
+
+const char* memory_usage_name(MemoryUsage usage) {
+  switch (usage) {
+    case MemoryUsage::kDeviceLocal: return "device-local";
+    case MemoryUsage::kUpload: return "upload";
+    case MemoryUsage::kDownload: return "download";
+  }
+  return "unknown";
+}
+
+Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, MemoryUsage usage,
+                              std::string_view debug_name) {
+  const std::string what = std::string(memory_usage_name(usage)) + " buffer" +
+                           (debug_name.empty() ? std::string() : " '" + std::string(debug_name) + "'");
+  if (size == 0) return make_error(ErrorCode::kInvalidArgument, what + ": size is 0");
+  const uint64_t limit = ctx.caps.max_memory_allocation_size;
+  if (limit != 0 && size > limit) {
+    return make_error(ErrorCode::kUnsupported, what + " needs " + std::to_string(size) + " bytes (" + mib(size) +
+                                                   "), more than this device allows in one allocation: " +
+                                                   std::to_string(limit) + " bytes (" + mib(limit) +
+                                                   ", maxMemoryAllocationSize)");
+  }
+
+  Buffer buffer;
+  buffer.device_ = ctx.device;
+  buffer.size_ = size;
+  buffer.usage_ = usage;
+
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // one queue uses it
+  VkBuffer handle = VK_NULL_HANDLE;
+  VKFUSE_CHECK_VK(vkCreateBuffer(ctx.device, &info, nullptr, &handle));
+  VkDevice device = ctx.device;
+  buffer.buffer_ = UniqueHandle<VkBuffer>(handle, [device](VkBuffer b) { vkDestroyBuffer(device, b, nullptr); });
+
+  VkMemoryRequirements requirements{};
+  vkGetBufferMemoryRequirements(ctx.device, handle, &requirements);
+  if (limit != 0 && requirements.size > limit) {
+    return make_error(ErrorCode::kUnsupported, what + " needs an allocation of " + mib(requirements.size) +
+                                                   " (with the driver's padding), more than maxMemoryAllocationSize (" +
+                                                   mib(limit) + ")");
+  }
+
+  VkPhysicalDeviceMemoryProperties properties{};
+  vkGetPhysicalDeviceMemoryProperties(ctx.physical, &properties);
+  const std::vector<uint32_t> candidates =
+      candidate_types(properties, requirements.memoryTypeBits, requirements.size, usage);
+  if (candidates.empty()) {
+    return make_error(ErrorCode::kOutOfMemory, what + " of " + mib(size) +
+                                                   ": no memory type of this device suits the usage and has a heap "
+                                                   "that large");
+  }
+
+  // Out of memory in one type (a full heap) is not the end: the next candidate may live in another heap.
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint32_t chosen = 0;
+  VkResult allocated = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  for (uint32_t type : candidates) {
+    VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex = type;
+    allocated = vkAllocateMemory(ctx.device, &allocate, nullptr, &memory);
+    if (allocated == VK_SUCCESS) {
+      chosen = type;
+      break;
+    }
+    if (allocated != VK_ERROR_OUT_OF_DEVICE_MEMORY && allocated != VK_ERROR_OUT_OF_HOST_MEMORY) break;
+  }
+  if (allocated == VK_ERROR_OUT_OF_DEVICE_MEMORY || allocated == VK_ERROR_OUT_OF_HOST_MEMORY) {
+    return make_error(ErrorCode::kOutOfMemory, "out of memory allocating " + mib(requirements.size) + " for " + what +
+                                                   " (tried " + std::to_string(candidates.size()) +
+                                                   " memory type(s))");
+  }
+  VKFUSE_CHECK_VK(allocated);
+  buffer.memory_ =
+      UniqueHandle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });
+  VKFUSE_CHECK_VK(vkBindBufferMemory(ctx.device, handle, memory, 0));
+
+  const VkMemoryPropertyFlags flags = properties.memoryTypes[chosen].propertyFlags;
+  buffer.coherent_ = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  if (usage != MemoryUsage::kDeviceLocal) {
+    // Mapped once for the buffer's life; vkFreeMemory unmaps implicitly.
+    VKFUSE_CHECK_VK(vkMapMemory(ctx.device, memory, 0, VK_WHOLE_SIZE, 0, &buffer.mapped_));
+  }
+  if (!debug_name.empty()) {
+    set_debug_name(ctx, VK_OBJECT_TYPE_BUFFER, debug_handle(handle), debug_name);
+    set_debug_name(ctx, VK_OBJECT_TYPE_DEVICE_MEMORY, debug_handle(memory), debug_name);
+  }
+  if (log_enabled(LogLevel::kDebug)) {
+    log_message(LogLevel::kDebug, what + ": " + mib(size) + " in memory type " + std::to_string(chosen));
+  }
+  return buffer;
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : device_(std::exchange(other.device_, VK_NULL_HANDLE)),
+      memory_(std::move(other.memory_)),
+      buffer_(std::move(other.buffer_)),
+      size_(std::exchange(other.size_, 0)),
+      usage_(other.usage_),
+      mapped_(std::exchange(other.mapped_, nullptr)),
+      coherent_(other.coherent_) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    // A member-wise assignment would free the memory before destroying the buffer bound to it.
+    std::destroy_at(this);
+    std::construct_at(this, std::move(other));
+  }
+  return *this;
+}
+
+Status Buffer::flush() {
+  if (mapped_ == nullptr || coherent_) return {};
+  // Offset 0 and VK_WHOLE_SIZE satisfy the nonCoherentAtomSize alignment rules without knowing the atom.
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = memory_.get();
+  range.offset = 0;
+  range.size = VK_WHOLE_SIZE;
+  VKFUSE_CHECK_VK(vkFlushMappedMemoryRanges(device_, 1, &range));
+  return {};
+}
+
+Status Buffer::invalidate() {
+  if (mapped_ == nullptr || coherent_) return {};
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = memory_.get();
+  range.offset = 0;
+  range.size = VK_WHOLE_SIZE;
+  VKFUSE_CHECK_VK(vkInvalidateMappedMemoryRanges(device_, 1, &range));
+  return {};
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,456 @@
+#include "codegen/kernel_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "codegen/broadcast_map.h"
+#include "codegen/glsl_types.h"
+#include "codegen/shader_library.h"
+
+namespace vkfuse {
+namespace {
+
+enum class InputAccess { kLiteral, kScalar, kFull, kBroadcast };
+
+bool is_contiguous(const KernelInput& input) {
+  if (input.strides.empty()) return true;
+  std::int64_t expected = 1;
+  for (std::size_t d = input.shape.size(); d-- > 0;) {
+    if (input.shape[d] != 1 && input.strides[d] != expected) return false;
+    expected *= input.shape[d];
+  }
+  return true;
+}
+
+InputAccess classify(const KernelInput& input, std::int64_t domain_numel) {
+  if (input.is_literal) return InputAccess::kLiteral;
+  const std::int64_t numel = shape_numel(input.shape);
+  if (numel == 1) return InputAccess::kScalar;
+  // Vector loads need the domain's own layout, starting at the binding.
+  if (numel == domain_numel && is_contiguous(input) && input.offset == 0)
+    return InputAccess::kFull;
+  return InputAccess::kBroadcast;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const std::size_t lead = to.size() - from.size();
+  for (std::size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1 && from[d] != to[d + lead]) return false;
+  return true;
+}
+
+void replace_hook(std::string& text, const std::string& hook, const std::string& code) {
+  const std::string marker = "//@" + hook;
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) return;
+  const std::size_t line_start = text.rfind('\n', at) + 1;
+  const std::string indent(at - line_start, ' ');
+  std::string indented;
+  std::istringstream lines(code);
+  std::string line;
+  bool first = true;
+  while (std::getline(lines, line)) {
+    indented += (first ? "" : "\n" + indent) + line;
+    first = false;
+  }
+  text.replace(at, marker.size(), indented);
+}
+
+// One stage's tensors: the pre stage reads `inputs` over the domain, the post stage reads
+// `post_inputs` over the reduced shape. Names: x/v/a (pre) and px/pv/pa (post).
+struct Stage {
+  const std::vector<KernelInput>& inputs;
+  const std::vector<KernelOp>& ops;
+  Shape shape;
+  std::string prefix;  // "" or "p"
+  std::vector<InputAccess> access;
+  std::vector<int> binding;
+
+  std::string buffer(std::size_t k) const { return "vkf_" + prefix + "in" + std::to_string(k); }
+  std::string operand(const KernelOperand& op) const {
+    switch (op.source) {
+      case KernelOperand::Source::kInput: return prefix + "x" + std::to_string(op.index);
+      case KernelOperand::Source::kOp: return prefix + "v" + std::to_string(op.index);
+      case KernelOperand::Source::kReduced: return "red" + std::to_string(op.index);
+    }
+    return "?";
+  }
+  DType operand_dtype(const KernelOperand& op) const {
+    if (op.source == KernelOperand::Source::kInput) return inputs[static_cast<std::size_t>(op.index)].dtype;
+    if (op.source == KernelOperand::Source::kOp) return ops[static_cast<std::size_t>(op.index)].dtype;
+    return DType::kF32;
+  }
+  std::string load(std::size_t k, const std::string& linear) const {
+    std::string index;
+    switch (access[k]) {
+      case InputAccess::kScalar: index = std::to_string(inputs[k].offset) + "u"; break;
+      case InputAccess::kFull: index = linear; break;
+      default:
+        index = broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides), linear, inputs[k].offset);
+        break;
+    }
+    return glsl_load(inputs[k].dtype, buffer(k) + ".d[" + index + "]");
+  }
+
+  std::string declarations() const {
+    std::ostringstream out;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (binding[k] < 0) continue;
+      const DType dtype = inputs[k].dtype;
+      out << "layout(std430, set = 0, binding = " << binding[k] << ") readonly buffer VkfBuf" << binding[k]
+          << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
+      if (access[k] == InputAccess::kFull)
+        out << "layout(std430, set = 0, binding = " << binding[k] << ") readonly buffer VkfBuf" << binding[k]
+            << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
+    }
+    return out.str();
+  }
+
+  // A chain function: non-literal inputs (after `leading` parameters) in, `results` out.
+  std::string function(const std::string& name, const std::vector<std::string>& leading,
+                       const std::vector<std::pair<KernelOperand, DType>>& results) const {
+    std::ostringstream out;
+    std::vector<std::string> params = leading;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] != InputAccess::kLiteral)
+        params.push_back("in " + std::string(glsl_register_type(inputs[k].dtype)) + " " + prefix + "x" +
+                         std::to_string(k));
+    for (std::size_t r = 0; r < results.size(); ++r)
+      params.push_back("out " + std::string(glsl_register_type(results[r].second)) + " " + prefix + "y" +
+                       std::to_string(r));
+    out << "void " << name << "(";
+    for (std::size_t p = 0; p < params.size(); ++p) out << (p ? ", " : "") << params[p];
+    out << ") {\n";
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] == InputAccess::kLiteral)
+        out << "  const " << glsl_register_type(inputs[k].dtype) << " " << prefix << "x" << k << " = "
+            << glsl_literal(inputs[k].dtype, inputs[k].literal) << ";\n";
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      const KernelOp& op = ops[j];
+      out << "  const " << glsl_register_type(op.dtype) << " " << prefix << "v" << j << " = " << op.function << "(";
+      for (std::size_t a = 0; a < op.args.size(); ++a) out << (a ? ", " : "") << operand(op.args[a]);
+      for (std::size_t a = 0; a < op.attrs.size(); ++a)
+        out << ((a || !op.args.empty()) ? ", " : "") << glsl_float_literal(op.attrs[a]);
+      out << ");  // " << op.op_name << "\n";
+    }
+    for (std::size_t r = 0; r < results.size(); ++r)
+      out << "  " << prefix << "y" << r << " = " << operand(results[r].first) << ";\n";
+    out << "}";
+    return out.str();
+  }
+
+  // Arguments for a call: the non-literal inputs as `a<k><suffix>` (scalars without suffix).
+  std::vector<std::string> call_inputs(const std::string& suffix) const {
+    std::vector<std::string> args;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (access[k] == InputAccess::kLiteral) continue;
+      args.push_back(prefix + "a" + std::to_string(k) + (access[k] == InputAccess::kScalar ? "" : suffix));
+    }
+    return args;
+  }
+
+  // Loads of every non-literal input at `linear` into `a<k>`.
+  std::string scalar_loads(const std::string& linear) const {
+    std::ostringstream out;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] != InputAccess::kLiteral)
+        out << "const " << glsl_register_type(inputs[k].dtype) << " " << prefix << "a" << k << " = "
+            << load(k, linear) << ";\n";
+    return out.str();
+  }
+};
+
+std::string join_call(const std::string& name, const std::vector<std::string>& args) {
+  std::string call = name + "(";
+  for (std::size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];
+  return call + ");";
+}
+
+Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<KernelOp>& ops, const Shape& shape,
+                 std::string prefix, int& next_binding) {
+  Stage stage{inputs, ops, shape, std::move(prefix), {}, {}};
+  for (const KernelInput& input : inputs) {
+    stage.access.push_back(classify(input, shape_numel(shape)));
+    stage.binding.push_back(input.is_literal ? -1 : next_binding++);
+  }
+  return stage;
+}
+
+Status check_operands(const KernelSpec& spec, const std::vector<KernelOp>& ops, std::size_t inputs,
+                      std::size_t reduced) {
+  for (std::size_t j = 0; j < ops.size(); ++j)
+    for (const KernelOperand& arg : ops[j].args) {
+      std::size_t limit = j;
+      if (arg.source == KernelOperand::Source::kInput) limit = inputs;
+      if (arg.source == KernelOperand::Source::kReduced) limit = reduced;
+      if (arg.index < 0 || static_cast<std::size_t>(arg.index) >= limit)
+        return make_error(ErrorCode::kInternal, "group '" + spec.label + "': op " + std::to_string(j) + " (" +
+                                                    ops[j].op_name + ") has an operand out of range");
+    }
+  return {};
+}
+
+Status check_spec(const KernelSpec& spec) {
+  auto fail = [&](const std::string& what) {
+    return make_error(ErrorCode::kInternal, "group '" + spec.label + "': " + what);
+  };
+  if (spec.outputs.empty()) return fail("no outputs");
+  if (shape_numel(spec.domain) <= 0) return fail("empty domain " + shape_to_string(spec.domain));
+  for (const KernelInput& input : spec.inputs)
+    if (!input.is_literal && !broadcasts_to(input.shape, spec.domain))
+      return fail("input of shape " + shape_to_string(input.shape) + " does not broadcast to the domain " +
+                  shape_to_string(spec.domain));
+  for (const KernelInput& input : spec.post_inputs)
+    if (!input.is_literal && !broadcasts_to(input.shape, spec.reduced))
+      return fail("post input of shape " + shape_to_string(input.shape) + " does not broadcast to " +
+                  shape_to_string(spec.reduced));
+  VKFUSE_TRY(check_operands(spec, spec.ops, spec.inputs.size(), 0));
+  VKFUSE_TRY(check_operands(spec, spec.post_ops, spec.post_inputs.size(), spec.reductions.size()));
+  if (spec.is_reduce() && (spec.reduce_axis < 0 || spec.reduce_axis >= static_cast<int>(spec.domain.size())))
+    return fail("reduce axis out of range");
+  return {};
+}
+
+// Storage bindings of the outputs, declared with a scalar and a vec4 view.
+std::string output_declarations(const KernelSpec& spec, int first_binding) {
+  std::ostringstream out;
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    const DType dtype = spec.outputs[k].dtype;
+    const int b = first_binding + static_cast<int>(k);
+    out << "layout(std430, set = 0, binding = " << b << ") writeonly buffer VkfBuf" << b << " { "
+        << glsl_storage_type(dtype) << " d[]; } vkf_out" << k << ";\n";
+    if (!spec.is_reduce())
+      out << "layout(std430, set = 0, binding = " << b << ") writeonly buffer VkfBuf" << b << "V { "
+          << glsl_storage_vec4(dtype) << " d[]; } vkf_out" << k << "v;\n";
+  }
+  return out.str();
+}
+
+std::string elementwise_vector_body(const KernelSpec& spec, const Stage& pre) {
+  std::ostringstream out;
+  static const char* kLanes[] = {"x", "y", "z", "w"};
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    const DType dtype = spec.inputs[k].dtype;
+    const char* type = glsl_register_type(dtype);
+    switch (pre.access[k]) {
+      case InputAccess::kLiteral: break;
+      case InputAccess::kScalar: out << "const " << type << " a" << k << " = " << pre.load(k, "0u") << ";\n"; break;
+      case InputAccess::kFull:
+        out << "const " << glsl_wide_vec4(dtype) << " p" << k << " = " << glsl_wide_vec4(dtype) << "("
+            << pre.buffer(k) << "v.d[t]);\n";
+        for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
+          out << "const " << type << " a" << k << "_" << l << " = "
+              << glsl_wide_lane(dtype, "p" + std::to_string(k) + "." + kLanes[l]) << ";\n";
+        break;
+      case InputAccess::kBroadcast:
+        for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
+          out << "const " << type << " a" << k << "_" << l << " = "
+              << pre.load(k, "(base + " + std::to_string(l) + "u)") << ";\n";
+        break;
+    }
+  }
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
+      out << glsl_register_type(spec.outputs[k].dtype) << " r" << k << "_" << l << ";\n";
+  for (std::uint32_t l = 0; l < kElementwiseVec; ++l) {
+    std::vector<std::string> args = pre.call_inputs("_" + std::to_string(l));
+    for (std::size_t k = 0; k < spec.outputs.size(); ++k) args.push_back("r" + std::to_string(k) + "_" + std::to_string(l));
+    out << join_call("vkf_lane", args) << "\n";
+  }
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    const DType dtype = spec.outputs[k].dtype;
+    std::string lanes[4];
+    for (std::uint32_t l = 0; l < kElementwiseVec; ++l) lanes[l] = "r" + std::to_string(k) + "_" + std::to_string(l);
+    out << "vkf_out" << k << "v.d[t] = " << glsl_store_vec4(dtype, lanes) << ";\n";
+  }
+  return out.str();
+}
+
+std::string elementwise_scalar_body(const KernelSpec& spec, const Stage& pre) {
+  std::ostringstream out;
+  out << pre.scalar_loads("i");
+  std::vector<std::string> args = pre.call_inputs("");
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    out << glsl_register_type(spec.outputs[k].dtype) << " r" << k << ";\n";
+    args.push_back("r" + std::to_string(k));
+  }
+  out << join_call("vkf_lane", args) << "\n";
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    out << "vkf_out" << k << ".d[i] = " << glsl_store(spec.outputs[k].dtype, "r" + std::to_string(k)) << ";\n";
+  return out.str();
+}
+
+const char* combine_name(KernelCombine combine) {
+  switch (combine) {
+    case KernelCombine::kSum: return "vkf_combine_sum";
+    case KernelCombine::kMax: return "vkf_combine_max";
+    case KernelCombine::kMin: return "vkf_combine_min";
+  }
+  return "vkf_combine_sum";
+}
+
+std::string combine_identity(KernelCombine combine) {
+  switch (combine) {
+    case KernelCombine::kSum: return "0.0";
+    case KernelCombine::kMax: return "VKF_F32(0xff800000u)";  // -inf
+    case KernelCombine::kMin: return "VKF_F32(0x7f800000u)";  // +inf
+  }
+  return "0.0";
+}
+
+std::int64_t reduce_inner(const KernelSpec& spec) {
+  std::int64_t inner = 1;
+  for (std::size_t d = static_cast<std::size_t>(spec.reduce_axis); d < spec.domain.size(); ++d) inner *= spec.domain[d];
+  return inner;
+}
+
+}  // namespace
+
+std::uint64_t elementwise_num_vectors(std::int64_t numel) {
+  return (static_cast<std::uint64_t>(numel) + kElementwiseVec - 1) / kElementwiseVec;
+}
+
+uint32_t count_bindings(const KernelSpec& spec) {
+  uint32_t count = static_cast<uint32_t>(spec.outputs.size());
+  for (const KernelInput& input : spec.inputs) count += input.is_literal ? 0 : 1;
+  for (const KernelInput& input : spec.post_inputs) count += input.is_literal ? 0 : 1;
+  return count;
+}
+
+std::uint64_t kernel_workgroups(const KernelSpec& spec) {
+  if (spec.is_reduce()) return static_cast<std::uint64_t>(shape_numel(spec.domain) / reduce_inner(spec));
+  return (elementwise_num_vectors(shape_numel(spec.domain)) + spec.workgroup_size - 1) / spec.workgroup_size;
+}
+
+Result<std::string> build_kernel(const KernelSpec& spec) {
+  VKFUSE_TRY(check_spec(spec));
+  int next_binding = 0;
+  const Stage pre = make_stage(spec.inputs, spec.ops, spec.domain, "", next_binding);
+  const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", next_binding);
+  const int first_output_binding = next_binding;
+
+  bool uses_f16 = false, uses_u8 = false;
+  auto note = [&](DType dtype) {
+    uses_f16 |= dtype == DType::kF16;
+    uses_u8 |= dtype == DType::kBool;
+  };
+  for (const KernelInput& input : spec.inputs) if (!input.is_literal) note(input.dtype);
+  for (const KernelInput& input : spec.post_inputs) if (!input.is_literal) note(input.dtype);
+  for (const KernelOutput& output : spec.outputs) note(output.dtype);
+
+  VKFUSE_ASSIGN_OR_RETURN(std::string_view prelude, find_shader("common/prelude.glsl"));
+  VKFUSE_ASSIGN_OR_RETURN(std::string_view root, find_shader(spec.is_reduce() ? "roots/reduce.glsl" : "roots/elementwise.glsl"));
+
+  const std::int64_t numel = shape_numel(spec.domain);
+  std::ostringstream src;
+  src << "#version 450\n";
+  if (uses_f16) src << "#extension GL_EXT_shader_16bit_storage : require\n";
+  if (uses_u8) src << "#extension GL_EXT_shader_8bit_storage : require\n";
+  src << "// vkfuse group: " << spec.label << "\n";
+  src << "// domain " << shape_to_string(spec.domain);
+  if (spec.is_reduce()) src << " reduced to " << shape_to_string(spec.reduced);
+  src << ", " << spec.ops.size() + spec.reductions.size() + spec.post_ops.size() << " ops, " << count_bindings(spec)
+      << " bindings\n";
+  src << "#define VKF_WORKGROUP_SIZE " << spec.workgroup_size << "\n";
+  if (spec.is_reduce()) {
+    src << "#define VKF_OUTER " << numel / reduce_inner(spec) << "u\n";
+    src << "#define VKF_INNER " << reduce_inner(spec) << "u\n";
+    src << "#define VKF_NUM_REDUCTIONS " << spec.reductions.size() << "\n";
+  } else {
+    src << "#define VKF_VEC " << kElementwiseVec << "u\n";
+    src << "#define VKF_NUMEL " << numel << "u\n";
+    src << "#define VKF_NUM_VECS " << elementwise_num_vectors(numel) << "u\n";
+  }
+  src << prelude << "\n";
+  std::set<std::string> included;
+  for (const auto* ops : {&spec.ops, &spec.post_ops})
+    for (const KernelOp& op : *ops) {
+      if (!included.insert(op.snippet).second) continue;
+      VKFUSE_ASSIGN_OR_RETURN(std::string_view snippet, find_shader(op.snippet));
+      src << "// ---- " << op.snippet << "\n" << snippet << "\n";
+    }
+  src << "// ---- bindings\n" << pre.declarations() << post.declarations()
+      << output_declarations(spec, first_output_binding) << "\n";
+
+  std::string body(root);
+  if (!spec.is_reduce()) {
+    std::vector<std::pair<KernelOperand, DType>> results;
+    for (const KernelOutput& output : spec.outputs) results.push_back({output.value, output.dtype});
+    replace_hook(body, "vkf_lane_function", pre.function("vkf_lane", {}, results));
+    replace_hook(body, "vkf_vector_body", elementwise_vector_body(spec, pre));
+    replace_hook(body, "vkf_scalar_body", elementwise_scalar_body(spec, pre));
+    src << "// ---- roots/elementwise.glsl\n" << body;
+    return src.str();
+  }
+
+  // Reduce root: the lane function yields every reduction operand, then every pre-stage output.
+  std::vector<std::pair<KernelOperand, DType>> lane_results;
+  for (const KernelReduction& r : spec.reductions) lane_results.push_back({r.operand, DType::kF32});
+  std::vector<std::size_t> pre_outputs, post_outputs;
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    if (spec.outputs[k].pre_stage) {
+      pre_outputs.push_back(k);
+      lane_results.push_back({spec.outputs[k].value, spec.outputs[k].dtype});
+    } else {
+      post_outputs.push_back(k);
+    }
+  }
+  std::vector<std::pair<KernelOperand, DType>> post_results;
+  for (std::size_t k : post_outputs) post_results.push_back({spec.outputs[k].value, spec.outputs[k].dtype});
+  std::vector<std::string> reduced_params;
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r) reduced_params.push_back("in float red" + std::to_string(r));
+  replace_hook(body, "vkf_lane_function", pre.function("vkf_lane", {}, lane_results));
+  replace_hook(body, "vkf_post_function", post.function("vkf_post", reduced_params, post_results));
+
+  std::ostringstream init, acc, share, tree, finish;
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r)
+    init << "float acc" << r << " = " << combine_identity(spec.reductions[r].combine) << ";\n";
+  acc << pre.scalar_loads("i");
+  std::vector<std::string> lane_args = pre.call_inputs("");
+  for (std::size_t r = 0; r < lane_results.size(); ++r) {
+    acc << glsl_register_type(lane_results[r].second) << " r" << r << ";\n";
+    lane_args.push_back("r" + std::to_string(r));
+  }
+  acc << join_call("vkf_lane", lane_args) << "\n";
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r)
+    acc << "acc" << r << " = " << combine_name(spec.reductions[r].combine) << "(acc" << r << ", r" << r << ");\n";
+  for (std::size_t j = 0; j < pre_outputs.size(); ++j) {
+    const std::size_t k = pre_outputs[j];
+    acc << "vkf_out" << k << ".d[i] = "
+        << glsl_store(spec.outputs[k].dtype, "r" + std::to_string(spec.reductions.size() + j)) << ";\n";
+  }
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
+    share << "vkf_partial[" << r << "][tid] = acc" << r << ";\n";
+    tree << "vkf_partial[" << r << "][tid] = " << combine_name(spec.reductions[r].combine) << "(vkf_partial[" << r
+         << "][tid], vkf_partial[" << r << "][tid + s]);\n";
+  }
+  std::vector<std::string> post_args;
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
+    finish << "const float red" << r << " = vkf_partial[" << r << "][0]";
+    if (spec.reductions[r].mean) finish << " * " << glsl_float_literal(1.0 / static_cast<double>(reduce_inner(spec)));
+    finish << ";\n";
+    post_args.push_back("red" + std::to_string(r));
+  }
+  finish << post.scalar_loads("row");
+  for (const std::string& a : post.call_inputs("")) post_args.push_back(a);
+  for (std::size_t j = 0; j < post_outputs.size(); ++j) {
+    finish << glsl_register_type(spec.outputs[post_outputs[j]].dtype) << " o" << j << ";\n";
+    post_args.push_back("o" + std::to_string(j));
+  }
+  finish << join_call("vkf_post", post_args) << "\n";
+  for (std::size_t j = 0; j < post_outputs.size(); ++j)
+    finish << "vkf_out" << post_outputs[j] << ".d[row] = "
+           << glsl_store(spec.outputs[post_outputs[j]].dtype, "o" + std::to_string(j)) << ";\n";
+  replace_hook(body, "vkf_acc_init", init.str());
+  replace_hook(body, "vkf_acc_body", acc.str());
+  replace_hook(body, "vkf_acc_share", share.str());
+  replace_hook(body, "vkf_tree_step", tree.str());
+  replace_hook(body, "vkf_finish", finish.str());
+  src << "// ---- roots/reduce.glsl\n" << body;
+  return src.str();
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,82 @@
+// KernelSpec: everything the code generator needs to emit one fused group's compute shader. It is
+// built by the host from a FusionGroup and the op table; codegen knows no op by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <vkfuse/types.hpp>
+
+namespace vkfuse {
+
+// A tensor the group reads. Bound as a storage buffer unless it is a baked scalar literal.
+struct KernelInput {
+  DType dtype = DType::kF32;
+  Shape shape;            // broadcasts (numpy rules) to the group's domain
+  // A strided view of the bound buffer (a layout op folded into the load): element strides per
+  // dimension of `shape` and an element offset. Empty strides: contiguous from offset 0.
+  std::vector<std::int64_t> strides;
+  std::int64_t offset = 0;
+  bool is_literal = false;  // a scalar constant baked into the shader; no binding
+  double literal = 0.0;
+};
+
+// An operand: a group input, the result of an earlier op, or (after a reduction) a reduced value.
+// In the post-reduction stage, kInput and kOp refer to post_inputs and post_ops.
+struct KernelOperand {
+  enum class Source { kInput, kOp, kReduced };
+  Source source = Source::kInput;
+  int index = 0;
+};
+
+struct KernelOp {
+  std::string op_name;   // for comments and labels only
+  std::string snippet;   // path under shaders/, e.g. "ops/add.glsl"
+  std::string function;  // resolved GLSL function name
+  std::vector<KernelOperand> args;
+  std::vector<float> attrs;  // trailing float arguments, baked
+  DType dtype = DType::kF32;  // result type
+};
+
+// A value the group writes. Elementwise roots: `value` is a pre-stage operand with the domain's shape.
+// Reduce roots: `pre_stage` outputs are domain-shaped values stored while folding; the others are
+// post-stage operands (kReduced or kOp of post_ops) with the reduced shape.
+struct KernelOutput {
+  KernelOperand value;
+  DType dtype = DType::kF32;
+  bool pre_stage = true;
+};
+
+enum class KernelCombine { kSum, kMax, kMin };
+
+// One reduction of a reduce root: folds `operand` (a pre-stage operand) over the trailing axes.
+struct KernelReduction {
+  KernelOperand operand;
+  KernelCombine combine = KernelCombine::kSum;
+  bool mean = false;  // divide by the number of folded elements
+};
+
+struct KernelSpec {
+  std::string label;   // "Sub -> Mul -> Add"
+  Shape domain;        // the iteration space of the pre stage (elementwise: every output's shape)
+  std::vector<KernelInput> inputs;  // pre stage, broadcast to `domain`
+  std::vector<KernelOp> ops;        // pre stage, in evaluation order
+  std::vector<KernelOutput> outputs;
+  uint32_t workgroup_size = 256;
+
+  // Reduce root (when `reductions` is not empty): the trailing axes [reduce_axis, rank) of `domain`
+  // are folded; `reduced` is the reductions' output shape (numel = product of the leading axes).
+  std::vector<KernelReduction> reductions;
+  int reduce_axis = 0;
+  Shape reduced;
+  std::vector<KernelInput> post_inputs;  // broadcast to `reduced`
+  std::vector<KernelOp> post_ops;
+
+  bool is_reduce() const { return !reductions.empty(); }
+};
+
+// Storage buffers the kernel binds: non-literal inputs, then non-literal post inputs, then outputs.
+uint32_t count_bindings(const KernelSpec& spec);
+
+}  // namespace vkfuse

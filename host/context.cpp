@@ -1,0 +1,40 @@
+#include "host/context_impl.h"
+
+#include "backend/device_caps.h"
+
+namespace vkfuse {
+
+Context::Context(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::~Context() = default;
+Context::Context(Context&&) noexcept = default;
+Context& Context::operator=(Context&&) noexcept = default;
+
+Result<Context> Context::create(const ContextOptions& options) {
+  InstanceOptions instance_options;
+  instance_options.validation = options.validation;
+  VKFUSE_ASSIGN_OR_RETURN(OwnedDevice device, OwnedDevice::create(instance_options, options.device));
+  const std::string cache_dir = options.cache_dir == "default" ? KernelCache::default_directory() : options.cache_dir;
+  VKFUSE_ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> cache, KernelCache::create(cache_dir));
+  const DeviceCaps& caps = device.context().caps;
+  std::string identity = uuid_to_hex(caps.device_uuid) + "/" + uuid_to_hex(caps.driver_uuid) + "/" +
+                         std::to_string(caps.driver_version);
+  DevicePlan plan = make_device_plan(caps);
+  auto impl = std::make_shared<Impl>(Impl{std::move(device), plan, std::move(cache), std::move(identity)});
+  return Context(std::move(impl));
+}
+
+DeviceSummary Context::device() const {
+  const DeviceCaps& caps = impl_->ctx().caps;
+  std::string driver = caps.driver_name;
+  if (!caps.driver_info.empty()) driver += (driver.empty() ? "" : " ") + caps.driver_info;
+  return {caps.name, device_type_name(caps.type), driver, version_to_string(caps.api_version)};
+}
+
+CacheStats Context::cache_stats() const {
+  const KernelCacheStats s = impl_->cache->stats();
+  return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected};
+}
+
+std::uint32_t Context::validation_errors() const { return impl_->device.instance().validation_errors(); }
+
+}  // namespace vkfuse

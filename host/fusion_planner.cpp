@@ -1,0 +1,322 @@
+#include "host/fusion_planner.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+
+#include "host/shape_inference.h"
+
+namespace vkfuse {
+namespace {
+
+// Where a node sits in its group: before the reduction (over the domain), the reduction itself, or
+// after it (over the reduced shape). Elementwise groups only have kPre.
+enum class Phase { kPre, kReduce, kPost };
+
+struct Draft {
+  GroupRoot root = GroupRoot::kElementwise;
+  std::set<NodeId> nodes;
+  Shape domain;
+  Shape reduced;   // reduce groups: the reductions' output shape
+  int axis = 0;    // reduce groups: first reduced axis
+  bool keepdims = true;
+  bool alive = true;
+};
+
+class Planner {
+ public:
+  Planner(const GraphIR& graph, const DevicePlan& device) : graph_(graph), device_(device) {}
+
+  Result<FusionPlan> run(FusionMode mode) {
+    group_of_.assign(graph_.nodes.size(), -1);
+    phase_.assign(graph_.nodes.size(), Phase::kPre);
+    for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
+      const Node& node = graph_.node(n);
+      if (node.op->kind == OpKind::kView) continue;  // an index map, no group
+      place(n, mode);
+    }
+    return finish();
+  }
+
+ private:
+  bool is_view_value(ValueId v) const {
+    const NodeId p = graph_.value(v).producer;
+    return p != kNoNode && graph_.node(p).op->kind == OpKind::kView;
+  }
+
+  // The group that computes `v`, or -1 (graph input, constant, view).
+  int producer_group(ValueId v) const {
+    const NodeId p = graph_.value(v).producer;
+    return p == kNoNode || is_view_value(v) ? -1 : group_of_[static_cast<std::size_t>(p)];
+  }
+
+  // Can `n` join group g through its input `v`? Sets the phase `n` would have there.
+  bool can_join(const Draft& g, NodeId n, ValueId v, Phase& phase) const {
+    const Node& node = graph_.node(n);
+    const Shape& out = graph_.value(node.output).shape;
+    const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
+    if (node.op->kind == OpKind::kReduce) {
+      const Shape& in = graph_.value(node.inputs[0]).shape;
+      if (v_phase != Phase::kPre || in != g.domain) return false;
+      if (g.root == GroupRoot::kReduce &&
+          (g.axis != reduce_first_axis(node, in.size()) || g.keepdims != reduce_keepdims(node)))
+        return false;
+      phase = Phase::kReduce;
+      return true;
+    }
+    if (v_phase == Phase::kPre) {
+      phase = Phase::kPre;
+      return out == g.domain;
+    }
+    phase = Phase::kPost;
+    return out == g.reduced;
+  }
+
+  // Groups that `g` depends on, directly.
+  std::set<int> dependencies(const std::set<NodeId>& nodes) const {
+    std::set<int> deps;
+    for (NodeId n : nodes)
+      for (ValueId v : graph_.node(n).inputs)
+        for (int g : source_groups(v))
+          if (!nodes.count(group_nodes_first(g))) deps.insert(g);
+    return deps;
+  }
+
+  // The groups a value's data comes from (a view's data comes from its base's group).
+  std::vector<int> source_groups(ValueId v) const {
+    while (is_view_value(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
+    const int g = producer_group(v);
+    return g < 0 ? std::vector<int>{} : std::vector<int>{g};
+  }
+
+  NodeId group_nodes_first(int g) const { return *drafts_[static_cast<std::size_t>(g)].nodes.begin(); }
+
+  bool reaches(int from, const std::set<int>& targets) const {
+    std::vector<int> stack{from};
+    std::set<int> seen;
+    while (!stack.empty()) {
+      const int g = stack.back();
+      stack.pop_back();
+      if (targets.count(g)) return true;
+      if (!seen.insert(g).second) continue;
+      for (int d : dependencies(drafts_[static_cast<std::size_t>(g)].nodes)) stack.push_back(d);
+    }
+    return false;
+  }
+
+  // Merging `merge` with `n` creates a cycle when a group outside the merge, which the merged group
+  // would read, itself depends on a group inside the merge.
+  bool creates_cycle(const std::set<int>& merge, NodeId n) const {
+    std::set<NodeId> nodes{n};
+    for (int g : merge) nodes.insert(drafts_[static_cast<std::size_t>(g)].nodes.begin(),
+                                     drafts_[static_cast<std::size_t>(g)].nodes.end());
+    for (ValueId v : graph_.node(n).inputs)
+      for (int h : source_groups(v))
+        if (!merge.count(h) && reaches(h, merge)) return true;
+    for (int g : merge)
+      for (int h : dependencies(drafts_[static_cast<std::size_t>(g)].nodes))
+        if (!merge.count(h) && reaches(h, merge)) return true;
+    return false;
+  }
+
+  std::size_t bindings_of(const std::set<NodeId>& nodes) const {
+    FusionGroup probe;
+    probe.nodes.assign(nodes.begin(), nodes.end());
+    fill_io(probe);
+    return count_group_bindings(graph_, probe);
+  }
+
+  void place(NodeId n, FusionMode mode) {
+    const Node& node = graph_.node(n);
+    std::set<int> merge;
+    std::optional<Phase> phase;
+    if (mode == FusionMode::kFused) {
+      for (ValueId v : node.inputs) {
+        if (is_view_value(v)) continue;
+        const int g = producer_group(v);
+        if (g < 0 || merge.count(g)) continue;
+        const Draft& draft = drafts_[static_cast<std::size_t>(g)];
+        Phase p;
+        if (!can_join(draft, n, v, p) || (phase && *phase != p)) continue;
+        if (!compatible_with(merge, draft)) continue;
+        std::set<int> trial = merge;
+        trial.insert(g);
+        if (creates_cycle(trial, n)) continue;
+        std::set<NodeId> nodes{n};
+        for (int t : trial) nodes.insert(drafts_[static_cast<std::size_t>(t)].nodes.begin(),
+                                         drafts_[static_cast<std::size_t>(t)].nodes.end());
+        if (bindings_of(nodes) > device_.max_bindings) continue;
+        merge = std::move(trial);
+        phase = p;
+      }
+    }
+    if (!merge.empty() && !phases_consistent(merge, n, *phase)) merge.clear();
+    Draft merged;
+    if (merge.empty()) {
+      merged = fresh_draft(n);
+    } else {
+      merged = drafts_[static_cast<std::size_t>(*merge.begin())];
+      for (int g : merge) {
+        Draft& d = drafts_[static_cast<std::size_t>(g)];
+        merged.nodes.insert(d.nodes.begin(), d.nodes.end());
+        if (d.root == GroupRoot::kReduce) {
+          merged.root = GroupRoot::kReduce;
+          merged.reduced = d.reduced;
+          merged.axis = d.axis;
+          merged.keepdims = d.keepdims;
+        }
+        d.alive = false;
+        d.nodes.clear();
+      }
+      merged.nodes.insert(n);
+      if (node.op->kind == OpKind::kReduce) {
+        const Shape& in = graph_.value(node.inputs[0]).shape;
+        merged.root = GroupRoot::kReduce;
+        merged.reduced = graph_.value(node.output).shape;
+        merged.axis = reduce_first_axis(node, in.size());
+        merged.keepdims = reduce_keepdims(node);
+      }
+      phase_[static_cast<std::size_t>(n)] = *phase;
+    }
+    merged.alive = true;
+    drafts_.push_back(std::move(merged));
+    const int id = static_cast<int>(drafts_.size() - 1);
+    for (NodeId m : drafts_.back().nodes) group_of_[static_cast<std::size_t>(m)] = id;
+  }
+
+  // A pre-reduction node reads only pre-reduction values of its group, and a post-reduction node only
+  // reduced ones: each runs in its own stage of the root template.
+  bool phases_consistent(const std::set<int>& merge, NodeId n, Phase phase) const {
+    for (ValueId v : graph_.node(n).inputs) {
+      const int g = producer_group(v);
+      if (g < 0 || !merge.count(g)) continue;
+      const Phase p = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
+      const bool ok = phase == Phase::kPost ? p != Phase::kPre : p == Phase::kPre;
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // Two groups can merge only if their roots agree: one reduction shape and axis set per group.
+  bool compatible_with(const std::set<int>& merge, const Draft& candidate) const {
+    for (int g : merge) {
+      const Draft& d = drafts_[static_cast<std::size_t>(g)];
+      if (d.domain != candidate.domain) return false;
+      if (d.root == GroupRoot::kReduce && candidate.root == GroupRoot::kReduce &&
+          (d.axis != candidate.axis || d.keepdims != candidate.keepdims))
+        return false;
+    }
+    return true;
+  }
+
+  Draft fresh_draft(NodeId n) {
+    const Node& node = graph_.node(n);
+    Draft d;
+    d.nodes.insert(n);
+    if (node.op->kind == OpKind::kReduce) {
+      const Shape& in = graph_.value(node.inputs[0]).shape;
+      d.root = GroupRoot::kReduce;
+      d.domain = in;
+      d.reduced = graph_.value(node.output).shape;
+      d.axis = reduce_first_axis(node, in.size());
+      d.keepdims = reduce_keepdims(node);
+      phase_[static_cast<std::size_t>(n)] = Phase::kReduce;
+    } else {
+      d.domain = graph_.value(node.output).shape;
+      phase_[static_cast<std::size_t>(n)] = Phase::kPre;
+    }
+    return d;
+  }
+
+  // Inputs: values read by the group's nodes that it does not compute. Outputs: values it computes
+  // that a graph output is, or that anything outside the group (a view included) reads.
+  void fill_io(FusionGroup& group) const {
+    const std::set<NodeId> members(group.nodes.begin(), group.nodes.end());
+    std::set<ValueId> seen_in;
+    for (NodeId n : group.nodes)
+      for (ValueId v : graph_.node(n).inputs) {
+        const NodeId p = graph_.value(v).producer;
+        if ((p == kNoNode || !members.count(p)) && seen_in.insert(v).second) group.inputs.push_back(v);
+      }
+    for (NodeId n : group.nodes) {
+      const ValueId v = graph_.node(n).output;
+      const Value& value = graph_.value(v);
+      bool needed = value.is_output;
+      for (NodeId c : value.consumers) needed |= !members.count(c);
+      if (needed) group.outputs.push_back(v);
+    }
+  }
+
+  Result<FusionPlan> finish() {
+    // Order groups topologically, earliest node first.
+    std::vector<int> live;
+    for (int g = 0; g < static_cast<int>(drafts_.size()); ++g)
+      if (drafts_[static_cast<std::size_t>(g)].alive) live.push_back(g);
+    std::map<int, std::set<int>> deps;
+    std::map<int, int> pending;
+    std::map<int, std::vector<int>> users;
+    for (int g : live) {
+      deps[g] = dependencies(drafts_[static_cast<std::size_t>(g)].nodes);
+      pending[g] = static_cast<int>(deps[g].size());
+      for (int d : deps[g]) users[d].push_back(g);
+    }
+    using Entry = std::pair<NodeId, int>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+    for (int g : live)
+      if (pending[g] == 0) ready.push({group_nodes_first(g), g});
+    FusionPlan plan;
+    while (!ready.empty()) {
+      const int g = ready.top().second;
+      ready.pop();
+      const Draft& d = drafts_[static_cast<std::size_t>(g)];
+      FusionGroup group;
+      group.root = d.root;
+      group.nodes.assign(d.nodes.begin(), d.nodes.end());
+      group.domain = d.domain;
+      for (NodeId n : group.nodes)
+        group.label += (group.label.empty() ? "" : " -> ") + std::string(graph_.node(n).op->name);
+      fill_io(group);
+      plan.op_count += group.nodes.size();
+      plan.groups.push_back(std::move(group));
+      for (int u : users[g])
+        if (--pending[u] == 0) ready.push({group_nodes_first(u), u});
+    }
+    if (plan.groups.size() != live.size())
+      return make_error(ErrorCode::kInternal, "fusion planner: the group graph has a cycle");
+    for (const FusionGroup& group : plan.groups) {
+      const std::size_t bindings = count_group_bindings(graph_, group);
+      if (bindings > device_.max_bindings)
+        return make_error(ErrorCode::kUnsupported,
+                          "group '" + group.label + "' needs " + std::to_string(bindings) +
+                              " storage buffers; the device allows " + std::to_string(device_.max_bindings) +
+                              " per dispatch (node '" + graph_.node(group.nodes.front()).name + "')");
+    }
+    return plan;
+  }
+
+  const GraphIR& graph_;
+  const DevicePlan& device_;
+  std::vector<Draft> drafts_;
+  std::vector<int> group_of_;
+  std::vector<Phase> phase_;
+};
+
+}  // namespace
+
+std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group) {
+  std::size_t count = group.outputs.size();
+  for (ValueId v : group.inputs) {
+    const Value& value = graph.value(v);
+    const bool literal = value.constant && value.constant->numel() == 1;
+    count += literal ? 0 : 1;
+  }
+  return count;
+}
+
+Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode) {
+  return Planner(graph, device).run(mode);
+}
+
+}  // namespace vkfuse

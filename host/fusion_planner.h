@@ -1,0 +1,56 @@
+// FusionPlanner: Graph + DevicePlan -> FusionPlan. Pure: no GPU, testable with fake limits.
+//
+// Rules (on op kinds, never on op names):
+//
+//   elementwise chain / DAG        a ─ Sub ─ Mul ─┐
+//   of one shape: one group        b ─────────────Add ─ y      => [Sub -> Mul -> Add]
+//     (tests/unit/test_fusion_planner.cpp "elementwise chain fuses into one group")
+//
+//   several consumers: the value stays in registers when all of them join the group; it is stored
+//   (a second output of the group) only when a consumer lands elsewhere
+//     (tests/unit "multi-consumer value inside one group is not stored")
+//
+//   reduction as root: the chain over its input fuses into its loads, reductions of the same input
+//   shape and axes share the group, and elementwise ops on the reduced values fuse after it
+//     x ─ f ─ g ─ ReduceSum ─ h ─ y   => [f -> g -> ReduceSum -> h]
+//     (tests/unit "reduction takes the chains on both sides")
+//
+//   views (Slice) never dispatch: consumers read the stored tensor through an index map
+//
+// A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
+// smaller tensor), where merging would create a cycle between groups, and where the group would bind
+// more storage buffers than the DevicePlan allows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/device_plan.h"
+#include "host/graph.h"
+
+namespace vkfuse {
+
+enum class GroupRoot { kElementwise, kReduce };
+
+struct FusionGroup {
+  GroupRoot root = GroupRoot::kElementwise;
+  std::vector<NodeId> nodes;     // topological order
+  std::vector<ValueId> inputs;   // values read from memory (graph inputs, constants, stored values, views)
+  std::vector<ValueId> outputs;  // values written to memory
+  Shape domain;                  // elementwise: the output shape; reduce: the reduced input's shape
+  std::string label;             // "Sub -> Mul -> Add"
+};
+
+struct FusionPlan {
+  std::vector<FusionGroup> groups;  // execution order
+  std::size_t op_count = 0;         // nodes that compute (views excluded)
+};
+
+enum class FusionMode { kFused, kUnfused };
+
+Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode);
+
+// Bindings a group needs: every non-scalar-constant input and every output.
+std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group);
+
+}  // namespace vkfuse

@@ -1,0 +1,54 @@
+// Graph IR: values (shape, dtype, optional constant data) and nodes (an op of the table, its inputs,
+// its attributes), in topological order. Built by GraphBuilder, read by the passes and planners.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <vkfuse/vkfuse.hpp>
+
+#include "host/op_def.h"
+
+namespace vkfuse {
+
+using ValueId = int;
+using NodeId = int;
+inline constexpr int kNoNode = -1;
+
+struct Value {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+  NodeId producer = kNoNode;         // kNoNode for graph inputs and constants
+  std::vector<NodeId> consumers;
+  std::optional<HostTensor> constant;  // set for constants
+  bool is_input = false;
+  bool is_output = false;
+};
+
+struct Node {
+  std::string name;  // unique; given or generated ("Add_3")
+  const OpDef* op = nullptr;
+  std::vector<ValueId> inputs;
+  ValueId output = -1;
+  std::vector<float> attrs;  // one per op->attrs entry, defaults filled in
+};
+
+struct GraphIR {
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+
+  const Value& value(ValueId id) const { return values[static_cast<std::size_t>(id)]; }
+  const Node& node(NodeId id) const { return nodes[static_cast<std::size_t>(id)]; }
+};
+
+// numpy broadcasting of two shapes; nullopt when they do not broadcast.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+// The graph behind a public Graph handle.
+const GraphIR& graph_ir(const Graph& graph);
+
+}  // namespace vkfuse

@@ -1,0 +1,175 @@
+// GraphBuilder: shape and dtype inference as the graph is built, with errors that name the node.
+#include <algorithm>
+
+#include "host/graph.h"
+#include "host/op_registry.h"
+#include "host/shape_inference.h"
+
+namespace vkfuse {
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+struct GraphBuilder::State {
+  GraphIR ir;
+  Status error;
+
+  bool check_tensor(Tensor t) const { return t.valid() && static_cast<std::size_t>(t.id) < ir.values.size(); }
+  void fail(Status status) {
+    if (error.ok()) error = std::move(status);
+  }
+  Tensor add_value(Value value) {
+    ir.values.push_back(std::move(value));
+    return Tensor{static_cast<int>(ir.values.size() - 1)};
+  }
+  Status check_shape(const std::string& what, const Shape& shape) const {
+    for (std::int64_t d : shape)
+      if (d <= 0)
+        return make_error(ErrorCode::kInvalidArgument,
+                          what + " has shape " + shape_to_string(shape) +
+                              (d == 0 ? ": zero-size tensors are not supported" : ": dimensions must be positive"));
+    if (shape_numel(shape) >= (std::int64_t{1} << 32))
+      return make_error(ErrorCode::kUnsupported, what + " has " + std::to_string(shape_numel(shape)) +
+                                                     " elements; at most 2^32 - 1 are supported");
+    return {};
+  }
+};
+
+GraphBuilder::GraphBuilder() : state_(std::make_unique<State>()) {}
+GraphBuilder::~GraphBuilder() = default;
+GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
+GraphBuilder& GraphBuilder::operator=(GraphBuilder&&) noexcept = default;
+
+Tensor GraphBuilder::input(std::string name, Shape shape, DType dtype) {
+  if (Status s = state_->check_shape("input '" + name + "'", shape); !s.ok()) {
+    state_->fail(std::move(s));
+    return {};
+  }
+  for (ValueId id : state_->ir.inputs)
+    if (state_->ir.value(id).name == name) {
+      state_->fail(make_error(ErrorCode::kInvalidArgument, "two graph inputs are named '" + name + "'"));
+      return {};
+    }
+  Value value{std::move(name), std::move(shape), dtype};
+  value.is_input = true;
+  Tensor t = state_->add_value(std::move(value));
+  state_->ir.inputs.push_back(t.id);
+  return t;
+}
+
+Tensor GraphBuilder::constant(HostTensor data, std::string name) {
+  if (name.empty()) name = "const_" + std::to_string(state_->ir.values.size());
+  if (Status s = state_->check_shape("constant '" + name + "'", data.shape); !s.ok()) {
+    state_->fail(std::move(s));
+    return {};
+  }
+  if (data.bytes.size() != static_cast<std::size_t>(data.numel()) * dtype_size(data.dtype)) {
+    state_->fail(make_error(ErrorCode::kInvalidArgument, "constant '" + name + "' of shape " +
+                                                             shape_to_string(data.shape) + " has " +
+                                                             std::to_string(data.bytes.size()) + " bytes"));
+    return {};
+  }
+  Value value{std::move(name), data.shape, data.dtype};
+  value.constant = std::move(data);
+  return state_->add_value(std::move(value));
+}
+
+Tensor GraphBuilder::scalar(float v, DType dtype) { return constant(HostTensor::from_floats({}, {v}, dtype)); }
+
+Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Attr>& attrs,
+                        std::string node_name) {
+  State& s = *state_;
+  if (node_name.empty()) node_name = std::string(op_type) + "_" + std::to_string(s.ir.nodes.size());
+  const OpDef* def = find_op(op_type);
+  if (!def) {
+    s.fail(make_error(ErrorCode::kNotFound, "node '" + node_name + "': unknown op '" + std::string(op_type) + "'"));
+    return {};
+  }
+  for (Tensor t : inputs)
+    if (!s.check_tensor(t)) {
+      // An earlier error produced this invalid tensor; keep that error, or report a foreign handle.
+      s.fail(make_error(ErrorCode::kInvalidArgument, "node '" + node_name + "': an input is not a valid tensor"));
+      return {};
+    }
+  Node node{node_name, def, {}, -1, {}};
+  for (Tensor t : inputs) node.inputs.push_back(t.id);
+  for (const AttrDef& a : def->attrs) node.attrs.push_back(a.default_value);
+  for (const Attr& given : attrs) {
+    auto it = std::find_if(def->attrs.begin(), def->attrs.end(), [&](const AttrDef& a) { return a.name == given.name; });
+    if (it == def->attrs.end()) {
+      s.fail(make_error(ErrorCode::kInvalidArgument, "node '" + node_name + "' (" + std::string(op_type) +
+                                                         "): unknown attribute '" + given.name + "'"));
+      return {};
+    }
+    node.attrs[static_cast<std::size_t>(it - def->attrs.begin())] = given.value;
+  }
+  auto inferred = infer_node(s.ir, node);
+  if (!inferred.ok()) {
+    s.fail(inferred.status());
+    return {};
+  }
+  const NodeId node_id = static_cast<NodeId>(s.ir.nodes.size());
+  Value out{node_name, inferred->shape, inferred->dtype, node_id};
+  Tensor result = s.add_value(std::move(out));
+  node.output = result.id;
+  for (ValueId in : node.inputs) {
+    auto& consumers = s.ir.values[static_cast<std::size_t>(in)].consumers;
+    if (consumers.empty() || consumers.back() != node_id) consumers.push_back(node_id);
+  }
+  s.ir.nodes.push_back(std::move(node));
+  return result;
+}
+
+void GraphBuilder::output(Tensor tensor, std::string name) {
+  if (!state_->check_tensor(tensor)) {
+    state_->fail(make_error(ErrorCode::kInvalidArgument, "output '" + name + "' is not a valid tensor"));
+    return;
+  }
+  Value& value = state_->ir.values[static_cast<std::size_t>(tensor.id)];
+  if (value.is_output || value.is_input || value.constant) {
+    state_->fail(make_error(ErrorCode::kUnsupported, "output '" + name + "': value '" + value.name +
+                                                         "' is already an output, an input or a constant"));
+    return;
+  }
+  for (ValueId id : state_->ir.outputs)
+    if (state_->ir.value(id).name == name) {
+      state_->fail(make_error(ErrorCode::kInvalidArgument, "two graph outputs are named '" + name + "'"));
+      return;
+    }
+  value.name = std::move(name);
+  value.is_output = true;
+  state_->ir.outputs.push_back(tensor.id);
+}
+
+Shape GraphBuilder::shape(Tensor t) const { return state_->check_tensor(t) ? state_->ir.value(t.id).shape : Shape{}; }
+DType GraphBuilder::dtype(Tensor t) const {
+  return state_->check_tensor(t) ? state_->ir.value(t.id).dtype : DType::kF32;
+}
+const Status& GraphBuilder::status() const { return state_->error; }
+
+Result<Graph> GraphBuilder::build() {
+  if (!state_->error.ok()) return state_->error;
+  if (state_->ir.nodes.empty()) return make_error(ErrorCode::kInvalidArgument, "the graph has no nodes");
+  if (state_->ir.outputs.empty()) return make_error(ErrorCode::kInvalidArgument, "the graph has no outputs");
+  Graph graph;
+  graph.ir_ = std::make_shared<const GraphIR>(std::move(state_->ir));
+  state_->ir = {};
+  return graph;
+}
+
+std::size_t Graph::node_count() const { return ir_ ? ir_->nodes.size() : 0; }
+std::size_t Graph::input_count() const { return ir_ ? ir_->inputs.size() : 0; }
+std::size_t Graph::output_count() const { return ir_ ? ir_->outputs.size() : 0; }
+
+const GraphIR& graph_ir(const Graph& graph) { return *graph.ir_; }
+
+}  // namespace vkfuse

@@ -1,0 +1,154 @@
+#include "host/group_kernel.h"
+
+#include <map>
+#include <set>
+
+#include "host/shape_inference.h"
+
+namespace vkfuse {
+namespace {
+
+bool is_view_node(const GraphIR& graph, NodeId n) { return graph.node(n).op->kind == OpKind::kView; }
+
+KernelCombine to_kernel_combine(ReduceCombine combine) {
+  switch (combine) {
+    case ReduceCombine::kMax: return KernelCombine::kMax;
+    case ReduceCombine::kMin: return KernelCombine::kMin;
+    default: return KernelCombine::kSum;
+  }
+}
+
+std::string resolve_function(const OpDef& op, DType out) {
+  std::string name(op.glsl_function);
+  const std::string token = "{out}";
+  if (const std::size_t at = name.find(token); at != std::string::npos) name.replace(at, token.size(), dtype_name(out));
+  return name;
+}
+
+}  // namespace
+
+Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
+  std::vector<NodeId> chain;
+  ValueId base = value;
+  while (graph.value(base).producer != kNoNode && is_view_node(graph, graph.value(base).producer)) {
+    chain.push_back(graph.value(base).producer);
+    base = graph.node(chain.back()).inputs[0];
+  }
+  StridedLayout layout = contiguous_layout(graph.value(base).shape);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Node& node = graph.node(*it);
+    if (Status s = node.op->view(layout, node.attrs); !s.ok()) return s.with_context("node '" + node.name + "'");
+  }
+  return ResolvedView{base, std::move(layout)};
+}
+
+Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
+  GroupKernel kernel;
+  KernelSpec& spec = kernel.spec;
+  spec.label = group.label;
+  spec.domain = group.domain;
+  spec.workgroup_size = group.root == GroupRoot::kReduce ? device.reduce_workgroup : device.elementwise_workgroup;
+
+  // Stage of each node: pre (over the domain), reduce, post (over the reduced shape).
+  enum class Stage { kPre, kReduce, kPost };
+  std::map<NodeId, Stage> stage;
+  std::map<ValueId, NodeId> produced;
+  for (NodeId n : group.nodes) produced[graph.node(n).output] = n;
+  for (NodeId n : group.nodes) {
+    const Node& node = graph.node(n);
+    Stage s = Stage::kPre;
+    if (node.op->kind == OpKind::kReduce) {
+      s = Stage::kReduce;
+      spec.reduce_axis = reduce_first_axis(node, graph.value(node.inputs[0]).shape.size());
+      spec.reduced = graph.value(node.output).shape;
+    } else {
+      for (ValueId v : node.inputs)
+        if (auto it = produced.find(v); it != produced.end() && stage[it->second] != Stage::kPre) s = Stage::kPost;
+    }
+    stage[n] = s;
+  }
+
+  // Operand of a value in its stage: a computed value, or a (possibly new) stage input.
+  std::map<ValueId, KernelOperand> pre_operand, post_operand;
+  std::map<ValueId, int> reduced_index;
+  auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
+    auto& operands = post ? post_operand : pre_operand;
+    if (auto it = operands.find(v); it != operands.end()) return it->second;
+    const Value& value = graph.value(v);
+    KernelInput input;
+    input.dtype = value.dtype;
+    input.shape = value.shape;
+    if (value.constant && value.constant->numel() == 1) {
+      input.is_literal = true;
+      input.literal = value.constant->to_floats().at(0);
+    } else {
+      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+      if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
+        input.strides = view.layout.strides;
+        input.offset = view.layout.offset;
+      }
+    }
+    auto& inputs = post ? spec.post_inputs : spec.inputs;
+    inputs.push_back(std::move(input));
+    KernelOperand operand{KernelOperand::Source::kInput, static_cast<int>(inputs.size() - 1)};
+    operands[v] = operand;
+    return operand;
+  };
+
+  std::vector<ValueId> pre_input_values, post_input_values;
+  for (NodeId n : group.nodes) {
+    const Node& node = graph.node(n);
+    const bool post = stage[n] == Stage::kPost;
+    std::vector<KernelOperand> args;
+    for (ValueId v : node.inputs) {
+      if (auto it = reduced_index.find(v); post && it != reduced_index.end()) {
+        args.push_back({KernelOperand::Source::kReduced, it->second});
+        continue;
+      }
+      auto& operands = post ? post_operand : pre_operand;
+      if (!operands.count(v) && !produced.count(v)) (post ? post_input_values : pre_input_values).push_back(v);
+      VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(v, post));
+      args.push_back(operand);
+    }
+    if (stage[n] == Stage::kReduce) {
+      spec.reductions.push_back({args.at(0), to_kernel_combine(node.op->combine), node.op->combine == ReduceCombine::kMean});
+      reduced_index[node.output] = static_cast<int>(spec.reductions.size() - 1);
+      continue;
+    }
+    auto& ops = post ? spec.post_ops : spec.ops;
+    const DType out = graph.value(node.output).dtype;
+    ops.push_back({std::string(node.op->name), "ops/" + std::string(node.op->snippet) + ".glsl",
+                   resolve_function(*node.op, out), std::move(args), node.attrs, out});
+    (post ? post_operand : pre_operand)[node.output] = {KernelOperand::Source::kOp, static_cast<int>(ops.size() - 1)};
+  }
+
+  for (ValueId v : group.outputs) {
+    const NodeId n = produced.at(v);
+    KernelOutput output;
+    output.dtype = graph.value(v).dtype;
+    output.pre_stage = stage[n] == Stage::kPre;
+    if (stage[n] == Stage::kReduce) output.value = {KernelOperand::Source::kReduced, reduced_index.at(v)};
+    else output.value = (output.pre_stage ? pre_operand : post_operand).at(v);
+    if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
+      return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
+                                                  "' does not have the group's shape");
+    spec.outputs.push_back(output);
+  }
+
+  // Binding order: non-literal pre inputs, non-literal post inputs, outputs (see count_bindings).
+  auto bind_inputs = [&](const std::vector<ValueId>& values) -> Status {
+    for (ValueId v : values) {
+      const Value& value = graph.value(v);
+      if (value.constant && value.constant->numel() == 1) continue;
+      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+      kernel.bound_values.push_back(view.base);
+    }
+    return {};
+  };
+  VKFUSE_TRY(bind_inputs(pre_input_values));
+  VKFUSE_TRY(bind_inputs(post_input_values));
+  for (ValueId v : group.outputs) kernel.bound_values.push_back(v);
+  return kernel;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,24 @@
+// Element types and shapes shared by the public API and the internals.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkfuse {
+
+enum class DType : std::uint8_t { kF32, kF16, kI32, kBool };
+
+using Shape = std::vector<std::int64_t>;
+
+// "f32", "f16", "i32", "bool"
+const char* dtype_name(DType dtype);
+// Bytes of one element in host memory and in GPU buffers (bool is one byte).
+std::size_t dtype_size(DType dtype);
+// Product of the dimensions (1 for a scalar of rank 0).
+std::int64_t shape_numel(const Shape& shape);
+// "[2,256,4]"
+std::string shape_to_string(const Shape& shape);
+
+}  // namespace vkfuse

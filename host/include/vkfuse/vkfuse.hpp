@@ -1,0 +1,174 @@
+// vkfuse: neural networks on any Vulkan GPU, made fast by operator fusion.
+//
+//   vkfuse::GraphBuilder b;
+//   auto x = b.input("x", {1024});
+//   b.output(b.op("Relu", {b.op("Add", {x, b.scalar(1.0f)})}), "y");
+//   auto graph = b.build();                         // Result<Graph>: shape errors name the node
+//   auto context = vkfuse::Context::create({});      // picks a device (VKFUSE_DEVICE to choose)
+//   auto session = vkfuse::Session::create(*context, *graph, {});  // plans, compiles, records once
+//   auto outputs = session->run({{"x", vkfuse::HostTensor::from_floats({1024}, data)}});
+//
+// Errors: no exceptions; every fallible call returns Status or Result<T>.
+// Thread-safety: a Context may be shared by sessions on one thread at a time; a Session is not
+// thread-safe (one run at a time).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <vkfuse/status.hpp>
+#include <vkfuse/types.hpp>
+
+namespace vkfuse {
+
+// A tensor in host memory: shape, dtype and the bytes in row-major order (bool: one byte, 0 or 1;
+// f16: IEEE half).
+struct HostTensor {
+  Shape shape;
+  DType dtype = DType::kF32;
+  std::vector<std::byte> bytes;
+
+  std::int64_t numel() const { return shape_numel(shape); }
+  // Converts `values` to `dtype` (f16 rounds to nearest even, i32 truncates, bool is value != 0).
+  static HostTensor from_floats(Shape shape, const std::vector<float>& values, DType dtype = DType::kF32);
+  // Every element as float (bool as 0/1).
+  std::vector<float> to_floats() const;
+};
+
+// A value in a graph under construction.
+struct Tensor {
+  int id = -1;
+  bool valid() const { return id >= 0; }
+};
+
+struct Attr {
+  std::string name;
+  float value;
+};
+
+struct GraphIR;
+
+// An immutable, validated graph. Cheap to copy.
+class Graph {
+ public:
+  std::size_t node_count() const;
+  std::size_t input_count() const;
+  std::size_t output_count() const;
+
+ private:
+  friend class GraphBuilder;
+  friend const GraphIR& graph_ir(const Graph& graph);
+  std::shared_ptr<const GraphIR> ir_;
+};
+
+// Builds a graph op by op, checking shapes and dtypes as it goes. The first error is kept (and later
+// calls that depend on it return invalid tensors); build() reports it, naming the node and shapes.
+class GraphBuilder {
+ public:
+  GraphBuilder();
+  ~GraphBuilder();
+  GraphBuilder(GraphBuilder&&) noexcept;
+  GraphBuilder& operator=(GraphBuilder&&) noexcept;
+
+  Tensor input(std::string name, Shape shape, DType dtype = DType::kF32);
+  Tensor constant(HostTensor value, std::string name = "");
+  Tensor scalar(float value, DType dtype = DType::kF32);
+  // `op_type` is an ONNX op type from the op table ("Add", "HardSigmoid", ...). Attributes not given
+  // take their defaults; an unknown op or attribute is an error.
+  Tensor op(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Attr>& attrs = {},
+            std::string node_name = "");
+  void output(Tensor tensor, std::string name);
+
+  Shape shape(Tensor tensor) const;
+  DType dtype(Tensor tensor) const;
+  const Status& status() const;  // the first error so far, or Ok
+  Result<Graph> build();         // consumes the builder's graph
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+struct ContextOptions {
+  std::string device;              // index or name substring; "" = VKFUSE_DEVICE, else the best device
+  bool validation = false;         // Khronos validation layer (VKFUSE_VALIDATION=1 also turns it on)
+  std::string cache_dir = "default";  // "default" = VKFUSE_CACHE_DIR or the user cache dir; "" = memory only
+};
+
+struct DeviceSummary {
+  std::string name;
+  std::string type;    // "discrete", "integrated", "virtual", "cpu", "other"
+  std::string driver;  // driver name and info
+  std::string api_version;
+};
+
+struct CacheStats {
+  std::uint32_t compiles = 0;
+  std::uint32_t memory_hits = 0;
+  std::uint32_t disk_hits = 0;
+  std::uint32_t disk_rejected = 0;
+};
+
+// A device, its queue and the kernel cache. Sessions keep their Context's internals alive.
+class Context {
+ public:
+  static Result<Context> create(const ContextOptions& options);
+  ~Context();
+  Context(Context&&) noexcept;
+  Context& operator=(Context&&) noexcept;
+
+  DeviceSummary device() const;
+  CacheStats cache_stats() const;
+  std::uint32_t validation_errors() const;  // 0 unless validation is on and the driver reported errors
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  explicit Context(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+struct SessionOptions {
+  bool fusion = true;     // VKFUSE_DISABLE_FUSION=1 turns it off whatever this says
+  bool profile = true;    // timestamps around every dispatch, when the device has them
+};
+
+// One fused group as compiled: what it runs and how long it took on the last run.
+struct GroupInfo {
+  std::string label;          // "Sub -> Mul -> Add"
+  std::size_t op_count = 0;
+  std::size_t inputs = 0;     // tensors read from memory
+  std::size_t outputs = 0;    // tensors written to memory
+  double gpu_ms = 0.0;        // last run; 0 without timestamps
+};
+
+// A compiled graph: groups planned, kernels compiled, memory planned, one command buffer recorded.
+class Session {
+ public:
+  static Result<Session> create(const Context& context, const Graph& graph, const SessionOptions& options);
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Uploads the named inputs, submits the recorded command buffer, waits, downloads every output.
+  // Each graph input must be given with its exact shape and dtype.
+  Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
+
+  const std::vector<GroupInfo>& groups() const;
+  std::size_t dispatch_count() const;
+  double last_gpu_ms() const;          // sum over groups of the last run
+  bool fusion_enabled() const;
+  std::uint64_t arena_bytes() const;   // device memory planned for intermediates
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkfuse

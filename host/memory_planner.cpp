@@ -1,0 +1,55 @@
+#include "host/memory_planner.h"
+
+#include <algorithm>
+
+namespace vkfuse {
+
+MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
+                       const std::vector<std::vector<ValueId>>& writes, std::uint64_t alignment) {
+  struct Interval {
+    ValueId value;
+    std::size_t first, last;
+    std::uint64_t bytes;
+  };
+  std::map<ValueId, Interval> live;
+  for (std::size_t g = 0; g < writes.size(); ++g)
+    for (ValueId v : writes[g]) {
+      const Value& value = graph.value(v);
+      if (value.is_output) continue;
+      const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+      live[v] = {v, g, g, (bytes + alignment - 1) / alignment * alignment};
+    }
+  for (std::size_t g = 0; g < reads.size(); ++g)
+    for (ValueId v : reads[g])
+      if (auto it = live.find(v); it != live.end()) it->second.last = std::max(it->second.last, g);
+
+  // Greedy by size: the largest value first, at the lowest offset free over its whole lifetime.
+  std::vector<Interval> order;
+  for (auto& [v, interval] : live) order.push_back(interval);
+  std::stable_sort(order.begin(), order.end(), [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
+  MemoryPlan plan;
+  struct Placed {
+    Interval interval;
+    std::uint64_t offset;
+  };
+  std::vector<Placed> placed;
+  for (const Interval& interval : order) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) overlapping in time
+    for (const Placed& p : placed)
+      if (p.interval.first <= interval.last && interval.first <= p.interval.last)
+        busy.push_back({p.offset, p.offset + p.interval.bytes});
+    std::sort(busy.begin(), busy.end());
+    std::uint64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + interval.bytes <= begin) break;
+      offset = std::max(offset, end);
+    }
+    placed.push_back({interval, offset});
+    plan.offsets[interval.value] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + interval.bytes);
+    plan.unshared_bytes += interval.bytes;
+  }
+  return plan;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,94 @@
+// OpDef: one row of the op table. An op is a pure GLSL function in shaders/ops/<snippet>.glsl plus this
+// row, which tells the planner its kind, the code generator how to call it, and the tests how to check
+// it against a scalar CPU reference. Nothing outside the table names a specific op.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include <vector>
+
+#include <vkfuse/status.hpp>
+#include <vkfuse/types.hpp>
+
+namespace vkfuse {
+
+enum class OpKind {
+  kElementwise,  // out[i] = f(in_0[bcast(i)], ..., in_k[bcast(i)]); fuses into any group
+  kReduce,       // a reduction root: chains fuse into its loads and after its result
+  kView,         // a layout op: an index map over a stored tensor, never a dispatch
+};
+
+// How a kReduce op combines (its GLSL lives in shaders/roots/reduce.glsl, keyed by this).
+enum class ReduceCombine { kSum, kMean, kMax, kMin };
+
+// A strided view of a stored tensor: element (i_0..i_n) is at offset + sum(i_d * strides[d]).
+struct StridedLayout {
+  Shape shape;
+  std::vector<std::int64_t> strides;  // in elements
+  std::int64_t offset = 0;            // in elements
+};
+
+// For kView ops: rewrites `layout` (the input's view) into the output's view, or explains why not.
+using ViewTransform = Status (*)(StridedLayout& layout, std::span<const float> attrs);
+
+
+// Which dtypes an input accepts. The GLSL register type follows the dtype: float for f32/f16,
+// int for i32, bool for bool.
+enum class InputClass {
+  kFloat,  // f32, f16
+  kBool,   // bool
+  kAny,    // any dtype (Cast, Identity, the two branches of Where)
+};
+
+// How the output dtype follows from the inputs and attributes.
+enum class TypeRule {
+  kSameAsFirst,   // output dtype = dtype of input 0
+  kSameAsSecond,  // output dtype = dtype of input 1 (Where)
+  kBool,          // comparisons and logic
+  kCastAttr,      // attribute "to" holds the DType as a number (static_cast<float>(DType))
+};
+
+// How closely the GPU result must match the scalar reference (computed in double).
+enum class Tolerance {
+  kExact,   // float32 rounding of the exact result: atol 1e-6, rtol 1e-6
+  kSmooth,  // transcendental approximations: atol 1e-5, rtol 1e-4
+};
+
+// A float attribute with its default. Integer and enum attributes are stored as floats too.
+struct AttrDef {
+  std::string_view name;
+  float default_value;
+};
+
+// The range test inputs are drawn from (per op, for every input of kind kFloat).
+struct TestDomain {
+  float lo = -4.0f;
+  float hi = 4.0f;
+  float min_magnitude = 0.0f;  // |x| is kept >= this (e.g. divisors)
+  bool integers = false;       // draw whole numbers (e.g. Pow exponents, Equal operands)
+};
+
+// Scalar reference: inputs and attributes in, result out. Bools are 0.0 / 1.0.
+using ScalarReference = double (*)(std::span<const double> inputs, std::span<const float> attrs);
+
+struct OpDef {
+  std::string_view name;           // ONNX op type, e.g. "HardSigmoid"
+  OpKind kind;
+  int arity;                       // number of inputs
+  std::string_view snippet;        // shaders/ops/<snippet>.glsl
+  // GLSL function called with the inputs then the attributes, in table order. "{out}" is replaced with
+  // the output dtype's name ("f32", "f16", "i32", "bool"), which lets Cast pick its target.
+  std::string_view glsl_function;
+  InputClass input_class[3];       // first `arity` entries are used
+  TypeRule type_rule;
+  std::span<const AttrDef> attrs;
+  ScalarReference reference;
+  float cost;                      // rough ALU cost in "adds" (Add = 1, Exp ~ 8), for recompute choices
+  Tolerance tolerance;
+  TestDomain domain;
+  ReduceCombine combine = ReduceCombine::kSum;  // kReduce only
+  ViewTransform view = nullptr;                 // kView only
+};
+
+}  // namespace vkfuse

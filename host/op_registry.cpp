@@ -1,0 +1,23 @@
+#include "host/op_registry.h"
+
+#include <vector>
+
+namespace vkfuse {
+
+std::span<const OpDef> all_ops() {
+  static const std::vector<OpDef> table = [] {
+    std::vector<OpDef> ops;
+    for (auto table : {elementwise_ops(), reduce_ops(), view_ops()})
+      for (const OpDef& op : table) ops.push_back(op);
+    return ops;
+  }();
+  return table;
+}
+
+const OpDef* find_op(std::string_view name) {
+  for (const OpDef& op : all_ops())
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+}  // namespace vkfuse

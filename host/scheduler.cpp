@@ -1,0 +1,59 @@
+#include "host/scheduler.h"
+
+namespace vkfuse {
+namespace {
+
+bool overlaps(const MemoryRange& a, const MemoryRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+bool overlaps_any(const std::vector<MemoryRange>& ranges, const std::vector<MemoryRange>& others) {
+  for (const MemoryRange& a : ranges)
+    for (const MemoryRange& b : others)
+      if (overlaps(a, b)) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, bool profile) {
+  RecordStats stats;
+  VKFUSE_TRY(recorder.begin());
+  for (const ScheduledCopy& copy : schedule.uploads) {
+    const VkBufferCopy region{0, 0, copy.bytes};
+    recorder.copy(copy.src, copy.dst, {&region, 1});
+  }
+  if (!schedule.uploads.empty()) recorder.barrier(CommandRecorder::Barrier::kTransferToCompute);
+  stats.timestamps = profile && recorder.timestamps_supported();
+  if (stats.timestamps) recorder.timestamp(0);
+
+  // Reads and writes since the last barrier: a dispatch that reads what they wrote (RAW), or writes
+  // what they read or wrote (WAR, WAW: the arena reuses bytes), must wait for them.
+  std::vector<MemoryRange> pending_reads, pending_writes;
+  for (std::size_t g = 0; g < schedule.dispatches.size(); ++g) {
+    const ScheduledDispatch& d = schedule.dispatches[g];
+    const bool hazard = overlaps_any(d.reads, pending_writes) || overlaps_any(d.writes, pending_writes) ||
+                        overlaps_any(d.writes, pending_reads);
+    if (hazard) {
+      recorder.barrier(CommandRecorder::Barrier::kComputeToCompute);
+      ++stats.barriers;
+      pending_reads.clear();
+      pending_writes.clear();
+    }
+    recorder.dispatch(*d.pipeline, d.set, {}, d.groups_x);
+    ++stats.dispatches;
+    if (stats.timestamps) recorder.timestamp(static_cast<std::uint32_t>(g + 1));
+    pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());
+    pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
+  }
+
+  if (!schedule.downloads.empty()) recorder.barrier(CommandRecorder::Barrier::kComputeToTransfer);
+  for (const ScheduledCopy& copy : schedule.downloads) {
+    const VkBufferCopy region{0, 0, copy.bytes};
+    recorder.copy(copy.src, copy.dst, {&region, 1});
+  }
+  VKFUSE_TRY(recorder.end());
+  return stats;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,49 @@
+// Scheduler: records the whole model into one command buffer, once. Uploads, every group's dispatch
+// with a barrier only where a group touches memory an earlier unsynchronized group wrote (or that it
+// overwrites while an earlier one may still read it), timestamps, downloads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/command.h"
+#include "backend/pipeline.h"
+
+namespace vkfuse {
+
+// A byte range of one buffer.
+struct MemoryRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct ScheduledDispatch {
+  const ComputePipeline* pipeline = nullptr;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  std::uint32_t groups_x = 1;
+  std::vector<MemoryRange> reads;
+  std::vector<MemoryRange> writes;
+};
+
+struct ScheduledCopy {
+  VkBuffer src = VK_NULL_HANDLE;
+  VkBuffer dst = VK_NULL_HANDLE;
+  std::uint64_t bytes = 0;
+};
+
+struct Schedule {
+  std::vector<ScheduledCopy> uploads;
+  std::vector<ScheduledDispatch> dispatches;
+  std::vector<ScheduledCopy> downloads;
+};
+
+struct RecordStats {
+  std::uint32_t dispatches = 0;
+  std::uint32_t barriers = 0;   // between dispatches
+  bool timestamps = false;      // slot 0 before the first dispatch, slot g+1 after dispatch g
+};
+
+Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, bool profile);
+
+}  // namespace vkfuse

@@ -1,0 +1,275 @@
+// Session: plan -> kernels -> pipelines -> memory -> one recorded command buffer; run re-submits it.
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include <vkfuse/vkfuse.hpp>
+
+#include "backend/command.h"
+#include "backend/log.h"
+#include "backend/memory.h"
+#include "backend/pipeline.h"
+#include "codegen/kernel_builder.h"
+#include "host/context_impl.h"
+#include "host/fusion_planner.h"
+#include "host/graph.h"
+#include "host/group_kernel.h"
+#include "host/memory_planner.h"
+#include "host/scheduler.h"
+
+namespace vkfuse {
+namespace {
+
+bool fusion_disabled_by_env() {
+  const char* env = std::getenv("VKFUSE_DISABLE_FUSION");
+  return env && std::strcmp(env, "0") != 0 && *env != '\0';
+}
+
+std::uint64_t value_bytes(const Value& value) {
+  return static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+}
+
+// Where a stored value lives: its own buffer (inputs, outputs, constants) or a slice of the arena.
+struct Placement {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+}  // namespace
+
+struct Session::Impl {
+  std::shared_ptr<Context::Impl> context;
+  Graph graph;
+  bool fusion = true;
+  bool profile = true;
+  FusionPlan plan;
+  std::vector<GroupKernel> kernels;
+  MemoryPlan memory;
+  std::vector<GroupInfo> infos;
+  double last_gpu_ms = 0.0;
+  RecordStats record_stats;
+
+  // Declaration order is destruction order reversed: the recorder (which waits for the GPU) goes
+  // first, then descriptors and pipelines, then the buffers they reference.
+  std::map<ValueId, Buffer> own_buffers;  // graph inputs, outputs and non-scalar constants
+  std::map<ValueId, Buffer> uploads;      // staging for graph inputs
+  std::map<ValueId, Buffer> downloads;    // staging for graph outputs
+  std::optional<Buffer> arena;
+  std::vector<ComputePipeline> pipelines;
+  std::optional<DescriptorArena> descriptors;
+  std::optional<CommandRecorder> recorder;
+
+  const GraphIR& ir() const { return graph_ir(graph); }
+  const DeviceContext& ctx() const { return context->ctx(); }
+
+  Status compile_kernels() {
+    for (const FusionGroup& group : plan.groups) {
+      VKFUSE_ASSIGN_OR_RETURN(GroupKernel kernel, make_group_kernel(ir(), group, context->plan));
+      VKFUSE_ASSIGN_OR_RETURN(std::string source, build_kernel(kernel.spec));
+      VKFUSE_ASSIGN_OR_RETURN(SpirvBlob spirv, context->cache->get_or_compile(source, group.label, context->device_identity));
+      PipelineDesc desc{*spirv, count_bindings(kernel.spec), 0, group.label};
+      VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc));
+      pipelines.push_back(std::move(pipeline));
+      infos.push_back({group.label, group.nodes.size(), kernel.bound_values.size() - group.outputs.size(),
+                       group.outputs.size(), 0.0});
+      kernels.push_back(std::move(kernel));
+    }
+    return {};
+  }
+
+  Status allocate_buffers() {
+    const GraphIR& g = ir();
+    auto own = [&](ValueId v, const char* role) -> Status {
+      const Value& value = g.value(v);
+      if (own_buffers.count(v)) return {};
+      const std::uint64_t bytes = value_bytes(value);
+      if (bytes > context->plan.max_binding_bytes)
+        return make_error(ErrorCode::kUnsupported,
+                          std::string(role) + " '" + value.name + "' " + shape_to_string(value.shape) + " needs " +
+                              std::to_string(bytes) + " bytes; one storage buffer binding on this device holds at most " +
+                              std::to_string(context->plan.max_binding_bytes));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(ctx(), bytes, MemoryUsage::kDeviceLocal, value.name));
+      own_buffers.emplace(v, std::move(buffer));
+      return {};
+    };
+    for (ValueId v : g.inputs) {
+      VKFUSE_TRY(own(v, "input"));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kUpload));
+      uploads.emplace(v, std::move(staging));
+    }
+    for (ValueId v : g.outputs) {
+      VKFUSE_TRY(own(v, "output"));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kDownload));
+      downloads.emplace(v, std::move(staging));
+    }
+    for (const GroupKernel& kernel : kernels)
+      for (ValueId v : kernel.bound_values)
+        if (g.value(v).constant) VKFUSE_TRY(own(v, "constant"));
+
+    // Intermediates: one arena, offsets from liveness.
+    std::vector<std::vector<ValueId>> reads, writes;
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const std::size_t outputs = plan.groups[k].outputs.size();
+      const auto& bound = kernels[k].bound_values;
+      reads.emplace_back(bound.begin(), bound.end() - static_cast<std::ptrdiff_t>(outputs));
+      writes.emplace_back(bound.end() - static_cast<std::ptrdiff_t>(outputs), bound.end());
+    }
+    memory = plan_memory(g, reads, writes, context->plan.binding_alignment);
+    for (const auto& [v, offset] : memory.offsets)
+      if (value_bytes(g.value(v)) > context->plan.max_binding_bytes)
+        return make_error(ErrorCode::kUnsupported, "intermediate '" + g.value(v).name + "' " +
+                                                       shape_to_string(g.value(v).shape) + " exceeds the device's " +
+                                                       std::to_string(context->plan.max_binding_bytes) +
+                                                       "-byte storage buffer binding limit");
+    if (memory.arena_bytes > 0) {
+      VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(ctx(), memory.arena_bytes, MemoryUsage::kDeviceLocal, "arena"));
+      arena.emplace(std::move(buffer));
+    }
+    return {};
+  }
+
+  Placement placement(ValueId v) const {
+    const Value& value = ir().value(v);
+    if (auto it = own_buffers.find(v); it != own_buffers.end()) return {it->second.handle(), 0, value_bytes(value)};
+    return {arena->handle(), memory.offsets.at(v), value_bytes(value)};
+  }
+
+  // Constants go up once, now, through a one-shot recording.
+  Status upload_constants() {
+    std::vector<std::pair<Buffer, ValueId>> staging;
+    for (const auto& [v, buffer] : own_buffers) {
+      const Value& value = ir().value(v);
+      if (!value.constant) continue;
+      VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value_bytes(value), MemoryUsage::kUpload));
+      std::memcpy(up.mapped(), value.constant->bytes.data(), value.constant->bytes.size());
+      VKFUSE_TRY(up.flush());
+      staging.emplace_back(std::move(up), v);
+    }
+    if (staging.empty()) return {};
+    VKFUSE_ASSIGN_OR_RETURN(CommandRecorder once, CommandRecorder::create(ctx(), 0));
+    VKFUSE_TRY(once.begin());
+    for (const auto& [up, v] : staging) {
+      const VkBufferCopy region{0, 0, up.size()};
+      once.copy(up.handle(), own_buffers.at(v).handle(), {&region, 1});
+    }
+    VKFUSE_TRY(once.end());
+    return once.submit_and_wait();
+  }
+
+  Status record() {
+    std::uint32_t total_bindings = 0;
+    for (const GroupKernel& k : kernels) total_bindings += static_cast<std::uint32_t>(k.bound_values.size());
+    VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(kernels.size()),
+                                                                         std::max<std::uint32_t>(total_bindings, 1)));
+    descriptors.emplace(std::move(pool));
+    Schedule schedule;
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const GroupKernel& kernel = kernels[k];
+      const std::size_t outputs = plan.groups[k].outputs.size();
+      std::vector<BufferRange> ranges;
+      ScheduledDispatch dispatch;
+      for (std::size_t b = 0; b < kernel.bound_values.size(); ++b) {
+        const Placement p = placement(kernel.bound_values[b]);
+        ranges.push_back({p.buffer, p.offset, p.bytes});
+        const bool is_output = b >= kernel.bound_values.size() - outputs;
+        (is_output ? dispatch.writes : dispatch.reads).push_back({p.buffer, p.offset, p.bytes});
+      }
+      VKFUSE_ASSIGN_OR_RETURN(VkDescriptorSet set, descriptors->allocate(pipelines[k], ranges));
+      dispatch.pipeline = &pipelines[k];
+      dispatch.set = set;
+      const std::uint64_t groups = std::clamp<std::uint64_t>(kernel_workgroups(kernel.spec), 1, context->plan.max_groups_x);
+      dispatch.groups_x = static_cast<std::uint32_t>(groups);
+      schedule.dispatches.push_back(std::move(dispatch));
+    }
+    for (const auto& [v, up] : uploads) schedule.uploads.push_back({up.handle(), own_buffers.at(v).handle(), up.size()});
+    for (const auto& [v, down] : downloads)
+      schedule.downloads.push_back({own_buffers.at(v).handle(), down.handle(), down.size()});
+    VKFUSE_ASSIGN_OR_RETURN(CommandRecorder rec, CommandRecorder::create(ctx(), static_cast<std::uint32_t>(kernels.size() + 1)));
+    recorder.emplace(std::move(rec));
+    VKFUSE_ASSIGN_OR_RETURN(record_stats, record_schedule(*recorder, schedule, profile));
+    return {};
+  }
+
+  Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs) {
+    const GraphIR& g = ir();
+    for (const auto& [name, tensor] : inputs) {
+      bool known = false;
+      for (ValueId v : g.inputs) known |= g.value(v).name == name;
+      if (!known) return make_error(ErrorCode::kInvalidArgument, "run: the graph has no input named '" + name + "'");
+    }
+    for (ValueId v : g.inputs) {
+      const Value& value = g.value(v);
+      auto it = inputs.find(value.name);
+      if (it == inputs.end()) return make_error(ErrorCode::kInvalidArgument, "run: input '" + value.name + "' is missing");
+      const HostTensor& t = it->second;
+      if (t.shape != value.shape || t.dtype != value.dtype)
+        return make_error(ErrorCode::kInvalidArgument,
+                          "run: input '" + value.name + "' is " + dtype_name(t.dtype) + shape_to_string(t.shape) +
+                              ", the graph expects " + dtype_name(value.dtype) + shape_to_string(value.shape));
+      if (t.bytes.size() != value_bytes(value))
+        return make_error(ErrorCode::kInvalidArgument, "run: input '" + value.name + "' holds " +
+                                                           std::to_string(t.bytes.size()) + " bytes, expected " +
+                                                           std::to_string(value_bytes(value)));
+      Buffer& up = uploads.at(v);
+      std::memcpy(up.mapped(), t.bytes.data(), t.bytes.size());
+      VKFUSE_TRY(up.flush());
+    }
+    VKFUSE_TRY(recorder->submit_and_wait());
+    if (record_stats.timestamps) {
+      VKFUSE_ASSIGN_OR_RETURN(std::vector<double> ns, recorder->read_timestamps_ns(static_cast<std::uint32_t>(kernels.size() + 1)));
+      last_gpu_ms = 0.0;
+      for (std::size_t k = 0; k < infos.size() && k + 1 < ns.size(); ++k) {
+        infos[k].gpu_ms = (ns[k + 1] - ns[k]) * 1e-6;
+        last_gpu_ms += infos[k].gpu_ms;
+      }
+    }
+    std::map<std::string, HostTensor> outputs;
+    for (ValueId v : g.outputs) {
+      const Value& value = g.value(v);
+      Buffer& down = downloads.at(v);
+      VKFUSE_TRY(down.invalidate());
+      HostTensor t{value.shape, value.dtype, std::vector<std::byte>(value_bytes(value))};
+      std::memcpy(t.bytes.data(), down.mapped(), t.bytes.size());
+      outputs.emplace(value.name, std::move(t));
+    }
+    return outputs;
+  }
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+Result<Session> Session::create(const Context& context, const Graph& graph, const SessionOptions& options) {
+  if (graph.node_count() == 0) return make_error(ErrorCode::kInvalidArgument, "Session::create: the graph is empty");
+  auto impl = std::make_unique<Impl>();
+  impl->context = context.impl();
+  impl->graph = graph;
+  impl->fusion = options.fusion && !fusion_disabled_by_env();
+  impl->profile = options.profile;
+  const FusionMode mode = impl->fusion ? FusionMode::kFused : FusionMode::kUnfused;
+  VKFUSE_ASSIGN_OR_RETURN(impl->plan, plan_fusion(impl->ir(), impl->context->plan, mode));
+  VKFUSE_TRY(impl->compile_kernels());
+  VKFUSE_TRY(impl->allocate_buffers());
+  VKFUSE_TRY(impl->upload_constants());
+  VKFUSE_TRY(impl->record());
+  log_message(LogLevel::kInfo, "session: " + std::to_string(impl->plan.op_count) + " ops in " +
+                                   std::to_string(impl->plan.groups.size()) + " dispatches, arena " +
+                                   std::to_string(impl->memory.arena_bytes) + " bytes");
+  return Session(std::move(impl));
+}
+
+Result<std::map<std::string, HostTensor>> Session::run(const std::map<std::string, HostTensor>& inputs) {
+  return impl_->run(inputs);
+}
+
+const std::vector<GroupInfo>& Session::groups() const { return impl_->infos; }
+std::size_t Session::dispatch_count() const { return impl_->plan.groups.size(); }
+double Session::last_gpu_ms() const { return impl_->last_gpu_ms; }
+bool Session::fusion_enabled() const { return impl_->fusion; }
+std::uint64_t Session::arena_bytes() const { return impl_->memory.arena_bytes; }
+
+}  // namespace vkfuse

@@ -1,0 +1,126 @@
+#include "host/shape_inference.h"
+
+namespace vkfuse {
+namespace {
+
+bool accepts(InputClass cls, DType dtype) {
+  switch (cls) {
+    case InputClass::kFloat: return dtype == DType::kF32 || dtype == DType::kF16;
+    case InputClass::kBool: return dtype == DType::kBool;
+    case InputClass::kAny: return true;
+  }
+  return false;
+}
+
+const char* class_name(InputClass cls) {
+  switch (cls) {
+    case InputClass::kFloat: return "f32 or f16";
+    case InputClass::kBool: return "bool";
+    case InputClass::kAny: return "any dtype";
+  }
+  return "?";
+}
+
+std::string where(const Node& node) { return "node '" + node.name + "' (" + std::string(node.op->name) + ")"; }
+
+}  // namespace
+
+StridedLayout contiguous_layout(const Shape& shape) {
+  StridedLayout layout{shape, std::vector<std::int64_t>(shape.size()), 0};
+  std::int64_t stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    layout.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return layout;
+}
+
+int reduce_first_axis(const Node& node, std::size_t rank) {
+  int axis = static_cast<int>(node.attrs.at(0));
+  if (axis < 0) axis += static_cast<int>(rank);
+  return axis;
+}
+
+bool reduce_keepdims(const Node& node) { return node.attrs.at(1) != 0.0f; }
+
+Result<InferredValue> infer_node(const GraphIR& graph, const Node& node) {
+  const OpDef& op = *node.op;
+  if (static_cast<int>(node.inputs.size()) != op.arity)
+    return make_error(ErrorCode::kInvalidArgument, where(node) + " takes " + std::to_string(op.arity) +
+                                                       " inputs, got " + std::to_string(node.inputs.size()));
+  for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+    const Value& in = graph.value(node.inputs[k]);
+    if (!accepts(op.input_class[k], in.dtype))
+      return make_error(ErrorCode::kInvalidArgument, where(node) + ": input " + std::to_string(k) + " ('" + in.name +
+                                                         "') is " + dtype_name(in.dtype) + ", expected " +
+                                                         class_name(op.input_class[k]));
+  }
+  const Value& first = graph.value(node.inputs.at(0));
+  InferredValue out{first.shape, first.dtype};
+  switch (op.kind) {
+    case OpKind::kElementwise: {
+      for (std::size_t k = 1; k < node.inputs.size(); ++k) {
+        const Value& in = graph.value(node.inputs[k]);
+        auto shape = broadcast_shapes(out.shape, in.shape);
+        if (!shape)
+          return make_error(ErrorCode::kInvalidArgument,
+                            where(node) + ": shapes " + shape_to_string(out.shape) + " and " +
+                                shape_to_string(in.shape) + " (input " + std::to_string(k) + ", '" + in.name +
+                                "') do not broadcast");
+        out.shape = *shape;
+      }
+      // Numeric inputs that meet in one op must agree on their dtype (no implicit promotion in ONNX).
+      for (std::size_t k = 1; k < node.inputs.size(); ++k) {
+        const Value& in = graph.value(node.inputs[k]);
+        const bool both_float = op.input_class[k] == InputClass::kFloat && op.input_class[0] == InputClass::kFloat;
+        if (both_float && in.dtype != first.dtype)
+          return make_error(ErrorCode::kInvalidArgument, where(node) + ": inputs are " + dtype_name(first.dtype) +
+                                                             " and " + dtype_name(in.dtype) + "; insert a Cast");
+      }
+      switch (op.type_rule) {
+        case TypeRule::kSameAsFirst: out.dtype = first.dtype; break;
+        case TypeRule::kSameAsSecond: {
+          const Value& a = graph.value(node.inputs.at(1));
+          const Value& b = graph.value(node.inputs.at(2));
+          if (a.dtype != b.dtype)
+            return make_error(ErrorCode::kInvalidArgument, where(node) + ": branches are " + dtype_name(a.dtype) +
+                                                               " and " + dtype_name(b.dtype));
+          out.dtype = a.dtype;
+          break;
+        }
+        case TypeRule::kBool: out.dtype = DType::kBool; break;
+        case TypeRule::kCastAttr: {
+          const int to = static_cast<int>(node.attrs.at(0));
+          if (to < 0 || to > static_cast<int>(DType::kBool))
+            return make_error(ErrorCode::kInvalidArgument, where(node) + ": 'to' = " + std::to_string(to) +
+                                                               " is not a dtype (0 f32, 1 f16, 2 i32, 3 bool)");
+          out.dtype = static_cast<DType>(to);
+          break;
+        }
+      }
+      return out;
+    }
+    case OpKind::kReduce: {
+      const int axis = reduce_first_axis(node, first.shape.size());
+      if (axis < 0 || axis >= static_cast<int>(first.shape.size()))
+        return make_error(ErrorCode::kInvalidArgument, where(node) + ": axis " + std::to_string(node.attrs[0]) +
+                                                           " is out of range for shape " + shape_to_string(first.shape));
+      out.shape.resize(static_cast<std::size_t>(axis));
+      if (reduce_keepdims(node)) out.shape.resize(first.shape.size(), 1);
+      return out;
+    }
+    case OpKind::kView: {
+      StridedLayout layout = contiguous_layout(first.shape);
+      if (Status s = op.view(layout, node.attrs); !s.ok()) return s.with_context(where(node));
+      for (std::int64_t d : layout.shape)
+        if (d <= 0)
+          return make_error(ErrorCode::kInvalidArgument, where(node) + ": the result " + shape_to_string(layout.shape) +
+                                                             " would be empty");
+      out.shape = layout.shape;
+      return out;
+    }
+  }
+  return make_error(ErrorCode::kInternal, where(node) + ": unknown op kind");
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,2 @@
+// Abs: y = |x|
+float op_abs(float x) { return abs(x); }

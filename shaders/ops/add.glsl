@@ -1,0 +1,2 @@
+// Add: y = a + b
+float op_add(float a, float b) { return a + b; }

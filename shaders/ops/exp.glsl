@@ -1,0 +1,2 @@
+// Exp: y = e^x
+float op_exp(float x) { return exp(x); }

@@ -1,0 +1,2 @@
+// Log: y = ln(x)
+float op_log(float x) { return log(x); }

@@ -1,0 +1,2 @@
+// Mul: y = a * b
+float op_mul(float a, float b) { return a * b; }

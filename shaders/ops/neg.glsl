@@ -1,0 +1,2 @@
+// Neg: y = -x
+float op_neg(float x) { return -x; }

@@ -1,0 +1,2 @@
+// Sqrt: y = sqrt(x)
+float op_sqrt(float x) { return sqrt(x); }

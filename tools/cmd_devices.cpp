@@ -1,0 +1,99 @@
+// vkfuse devices: every Vulkan device with its driver and the caps vkfuse plans with.
+#include <cstdio>
+#include <string>
+
+#include "backend/device.h"
+#include "backend/device_plan.h"
+#include "commands.h"
+
+namespace vkfuse::cli {
+namespace {
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+struct Field {
+  std::string key;
+  std::string text;  // for humans
+  std::string json;  // JSON value
+};
+
+std::vector<Field> fields_of(const DeviceCaps& c) {
+  auto num = [](auto v) { return std::to_string(v); };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  auto str = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
+  const std::string driver = c.driver_name + (c.driver_info.empty() ? "" : " " + c.driver_info);
+  const std::string wg_size = num(c.max_workgroup_size[0]) + "x" + num(c.max_workgroup_size[1]) + "x" + num(c.max_workgroup_size[2]);
+  const std::string wg_json = "[" + num(c.max_workgroup_size[0]) + "," + num(c.max_workgroup_size[1]) + "," + num(c.max_workgroup_size[2]) + "]";
+  return {
+      {"index", num(c.index), num(c.index)},
+      {"name", c.name, str(c.name)},
+      {"type", device_type_name(c.type), str(device_type_name(c.type))},
+      {"api_version", version_to_string(c.api_version), str(version_to_string(c.api_version))},
+      {"driver", driver, str(driver)},
+      {"vendor_id", num(c.vendor_id), num(c.vendor_id)},
+      {"device_uuid", uuid_to_hex(c.device_uuid), str(uuid_to_hex(c.device_uuid))},
+      {"shared_memory_bytes", num(c.max_shared_memory_bytes), num(c.max_shared_memory_bytes)},
+      {"max_workgroup_invocations", num(c.max_workgroup_invocations), num(c.max_workgroup_invocations)},
+      {"max_workgroup_size", wg_size, wg_json},
+      {"subgroup_size", num(c.subgroup_size), num(c.subgroup_size)},
+      {"subgroup_operations", num(c.subgroup_operations), num(c.subgroup_operations)},
+      {"subgroup_in_compute", flag(c.subgroup_in_compute), flag(c.subgroup_in_compute)},
+      {"push_constant_bytes", num(c.max_push_constants_bytes), num(c.max_push_constants_bytes)},
+      {"storage_buffers_per_stage", num(c.max_storage_buffers_per_stage), num(c.max_storage_buffers_per_stage)},
+      {"max_storage_buffer_range", num(c.max_storage_buffer_range), num(c.max_storage_buffer_range)},
+      {"max_memory_allocation_size", num(c.max_memory_allocation_size), num(c.max_memory_allocation_size)},
+      {"device_local_bytes", num(c.device_local_bytes), num(c.device_local_bytes)},
+      {"storage_16bit", flag(c.storage_buffer_16bit), flag(c.storage_buffer_16bit)},
+      {"storage_8bit", flag(c.storage_buffer_8bit), flag(c.storage_buffer_8bit)},
+      {"shader_float16", flag(c.shader_float16), flag(c.shader_float16)},
+      {"shader_int8", flag(c.shader_int8), flag(c.shader_int8)},
+      {"cooperative_matrix", flag(c.cooperative_matrix), flag(c.cooperative_matrix)},
+      {"timestamps", flag(c.timestamps), flag(c.timestamps)},
+      {"timestamp_period_ns", std::to_string(c.timestamp_period_ns), std::to_string(c.timestamp_period_ns)},
+  };
+}
+
+}  // namespace
+
+int run_devices(const Args& args) {
+  const bool json = has_flag(args, "--json");
+  auto instance = Instance::create({});
+  if (!instance.ok()) {
+    std::fprintf(stderr, "vkfuse devices: %s\n", instance.status().to_string().c_str());
+    return 1;
+  }
+  auto devices = enumerate_devices(*instance);
+  if (!devices.ok()) {
+    std::fprintf(stderr, "vkfuse devices: %s\n", devices.status().to_string().c_str());
+    return 1;
+  }
+  auto chosen = select_device(*instance, "");
+  if (json) std::printf("[\n");
+  for (std::size_t i = 0; i < devices->size(); ++i) {
+    const DeviceCaps& caps = (*devices)[i];
+    const bool selected = chosen.ok() && chosen->index == caps.index;
+    const std::vector<Field> fields = fields_of(caps);
+    if (json) {
+      std::printf("  {");
+      for (const Field& f : fields) std::printf("\"%s\": %s, ", f.key.c_str(), f.json.c_str());
+      std::printf("\"selected\": %s}%s\n", selected ? "true" : "false", i + 1 < devices->size() ? "," : "");
+    } else {
+      std::printf("%s[%u] %s\n", selected ? "* " : "  ", caps.index, caps.name.c_str());
+      for (std::size_t f = 2; f < fields.size(); ++f)
+        std::printf("      %-28s %s\n", fields[f].key.c_str(), fields[f].text.c_str());
+    }
+  }
+  if (json) std::printf("]\n");
+  else std::printf("(* = the device vkfuse uses; VKFUSE_DEVICE=<index|name> picks another)\n");
+  return 0;
+}
+
+}  // namespace vkfuse::cli
