@@ -185,7 +185,7 @@ void CommandRecorder::dispatch(const ComputePipeline& p, VkDescriptorSet set, st
                                                  std::to_string(p.binding_count()) + " bindings");
   }
   const uint32_t groups[3] = {groups_x, groups_y, groups_z};
-  for (int axis = 0; axis < 3; ++axis) {
+  for (size_t axis = 0; axis < 3; ++axis) {
     if (groups[axis] > max_groups_[axis]) {
       return fail(ErrorCode::kUnsupported, what + ": " + std::to_string(groups[axis]) + " workgroups along " +
                                                "xyz"[axis] + ", above this device's maxComputeWorkGroupCount (" +
@@ -234,9 +234,10 @@ Status CommandRecorder::end() {
     return error_.ok() ? make_error(ErrorCode::kInvalidArgument, "end() without begin()") : error_;
   }
   // A fence wait makes device writes available, not visible to the host: this barrier does the rest.
-  record_barrier(command_buffer_, {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                                   VK_ACCESS_HOST_READ_BIT});
+  const BarrierScopes to_host{VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                              VK_ACCESS_HOST_READ_BIT};
+  record_barrier(command_buffer_, to_host);
   state_ = State::kInvalid;
   VKFUSE_CHECK_VK(vkEndCommandBuffer(command_buffer_));
   if (!error_.ok()) return error_;

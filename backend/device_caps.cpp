@@ -162,7 +162,9 @@ Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, 
   VkPhysicalDeviceMemoryProperties memory{};
   vkGetPhysicalDeviceMemoryProperties(physical, &memory);
   for (uint32_t i = 0; i < memory.memoryHeapCount; ++i) {
-    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) caps.device_local_bytes += memory.memoryHeaps[i].size;
+    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+      caps.device_local_bytes += memory.memoryHeaps[i].size;
+    }
   }
 
   uint32_t family_count = 0;

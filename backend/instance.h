@@ -14,8 +14,8 @@
 namespace vkfuse {
 
 struct InstanceOptions {
-  // Enables VK_LAYER_KHRONOS_validation and counts its messages. VKFUSE_VALIDATION=1 in the environment
-  // turns it on as well (it never turns a request off).
+  // Enables VK_LAYER_KHRONOS_validation and counts its messages. VKFUSE_VALIDATION in the environment set to
+  // anything but "" or "0" turns it on as well (it never turns a request off).
   bool validation = false;
 };
 

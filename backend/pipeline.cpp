@@ -1,5 +1,6 @@
 #include "backend/pipeline.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -67,8 +68,8 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   layout_info.pPushConstantRanges = desc.push_constant_bytes > 0 ? &push_range : nullptr;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VKFUSE_CHECK_VK(vkCreatePipelineLayout(device, &layout_info, nullptr, &layout));
-  pipeline.layout_ =
-      UniqueHandle<VkPipelineLayout>(layout, [device](VkPipelineLayout l) { vkDestroyPipelineLayout(device, l, nullptr); });
+  pipeline.layout_ = UniqueHandle<VkPipelineLayout>(
+      layout, [device](VkPipelineLayout l) { vkDestroyPipelineLayout(device, l, nullptr); });
 
   // The module is only needed while the pipeline is built; it dies at the end of this function.
   VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -91,7 +92,8 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
     return {};
   }();
   if (!created.ok()) return created.with_context(what);
-  pipeline.pipeline_ = UniqueHandle<VkPipeline>(handle, [device](VkPipeline p) { vkDestroyPipeline(device, p, nullptr); });
+  pipeline.pipeline_ =
+      UniqueHandle<VkPipeline>(handle, [device](VkPipeline p) { vkDestroyPipeline(device, p, nullptr); });
 
   if (!desc.label.empty()) {
     set_debug_name(ctx, VK_OBJECT_TYPE_PIPELINE, debug_handle(handle), desc.label);
@@ -120,7 +122,7 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
   DescriptorArena arena;
   arena.device_ = ctx.device;
   arena.max_storage_buffer_range_ = ctx.caps.max_storage_buffer_range;
-  arena.min_offset_alignment_ = ctx.caps.min_storage_buffer_offset_alignment > 0 ? ctx.caps.min_storage_buffer_offset_alignment : 1;
+  arena.min_offset_alignment_ = std::max<uint64_t>(ctx.caps.min_storage_buffer_offset_alignment, 1);
   arena.max_sets_ = max_sets;
   arena.max_buffers_ = max_buffers_total;
 
@@ -133,8 +135,8 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VKFUSE_CHECK_VK(vkCreateDescriptorPool(ctx.device, &info, nullptr, &pool));
   VkDevice device = ctx.device;
-  arena.pool_ =
-      UniqueHandle<VkDescriptorPool>(pool, [device](VkDescriptorPool p) { vkDestroyDescriptorPool(device, p, nullptr); });
+  arena.pool_ = UniqueHandle<VkDescriptorPool>(
+      pool, [device](VkDescriptorPool p) { vkDestroyDescriptorPool(device, p, nullptr); });
   set_debug_name(ctx, VK_OBJECT_TYPE_DESCRIPTOR_POOL, debug_handle(pool), "vkfuse descriptor arena");
   return arena;
 }
@@ -153,9 +155,9 @@ Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipelin
     if (b.buffer == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, binding + ": null buffer");
     if (b.range == 0) return make_error(ErrorCode::kInvalidArgument, binding + ": range is 0");
     if (b.offset % min_offset_alignment_ != 0) {
-      return make_error(ErrorCode::kInvalidArgument, binding + ": offset " + std::to_string(b.offset) +
-                                                         " is not a multiple of " + std::to_string(min_offset_alignment_) +
-                                                         " (minStorageBufferOffsetAlignment)");
+      return make_error(ErrorCode::kInvalidArgument,
+                        binding + ": offset " + std::to_string(b.offset) + " is not a multiple of " +
+                            std::to_string(min_offset_alignment_) + " (minStorageBufferOffsetAlignment)");
     }
     if (b.range != VK_WHOLE_SIZE && b.range > max_storage_buffer_range_) {
       return make_error(ErrorCode::kUnsupported, binding + ": range of " + std::to_string(b.range) +

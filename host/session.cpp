@@ -50,6 +50,7 @@ struct Session::Impl {
   std::vector<GroupInfo> infos;
   double last_gpu_ms = 0.0;
   RecordStats record_stats;
+  Schedule schedule;  // as recorded; measure_gpu_ms replays its dispatches
 
   // Declaration order is destruction order reversed: the recorder (which waits for the GPU) goes
   // first, then descriptors and pipelines, then the buffers they reference.
@@ -164,7 +165,6 @@ struct Session::Impl {
     VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(kernels.size()),
                                                                          std::max<std::uint32_t>(total_bindings, 1)));
     descriptors.emplace(std::move(pool));
-    Schedule schedule;
     for (std::size_t k = 0; k < kernels.size(); ++k) {
       const GroupKernel& kernel = kernels[k];
       const std::size_t outputs = plan.groups[k].outputs.size();
@@ -190,6 +190,22 @@ struct Session::Impl {
     recorder.emplace(std::move(rec));
     VKFUSE_ASSIGN_OR_RETURN(record_stats, record_schedule(*recorder, schedule, profile));
     return {};
+  }
+
+  // The dispatches alone, `iterations` times back to back in one submission: no uploads, downloads or
+  // idle gaps, so the GPU stays at its working clocks. Mean milliseconds per iteration.
+  Result<double> measure_gpu_ms(int iterations) {
+    if (iterations < 1) return make_error(ErrorCode::kInvalidArgument, "measure_gpu_ms: iterations must be >= 1");
+    Schedule repeated;
+    for (int i = 0; i < iterations; ++i)
+      repeated.dispatches.insert(repeated.dispatches.end(), schedule.dispatches.begin(), schedule.dispatches.end());
+    const auto slots = static_cast<std::uint32_t>(repeated.dispatches.size() + 1);
+    VKFUSE_ASSIGN_OR_RETURN(CommandRecorder bench, CommandRecorder::create(ctx(), slots));
+    VKFUSE_ASSIGN_OR_RETURN(RecordStats stats, record_schedule(bench, repeated, true));
+    if (!stats.timestamps) return make_error(ErrorCode::kUnsupported, "measure_gpu_ms: the device has no timestamps");
+    VKFUSE_TRY(bench.submit_and_wait());
+    VKFUSE_ASSIGN_OR_RETURN(std::vector<double> ns, bench.read_timestamps_ns(slots));
+    return (ns.back() - ns.front()) * 1e-6 / iterations;
   }
 
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs) {
@@ -265,6 +281,8 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
 Result<std::map<std::string, HostTensor>> Session::run(const std::map<std::string, HostTensor>& inputs) {
   return impl_->run(inputs);
 }
+
+Result<double> Session::measure_gpu_ms(int iterations) { return impl_->measure_gpu_ms(iterations); }
 
 const std::vector<GroupInfo>& Session::groups() const { return impl_->infos; }
 std::size_t Session::dispatch_count() const { return impl_->plan.groups.size(); }

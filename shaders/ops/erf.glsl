@@ -15,7 +15,7 @@ float op_erf_core(float x) {
               s * (5.188328680e-03 + s * (-8.010197780e-04 + s * 7.853862189e-05))))));
 }
 
-// erfc(a) for a >= 1 (any a up to +inf; the exp underflows to 0 past a ~ 9.2).
+// erfc(a) for any a >= 1, +inf included (the exp underflows to 0 from a ~ 10 on).
 float op_erf_tail(float a) {
   float t = 2.0 / (2.0 + a);
   float q = -1.265512109e+00 + t * (1.000005007e+00 + t * (3.747763932e-01 + t * (8.721474558e-02 +

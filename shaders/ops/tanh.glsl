@@ -1,5 +1,6 @@
 // Tanh: y = (e^x - e^-x) / (e^x + e^-x)
-// Built-in tanh() overflows to NaN on some drivers (e^x / e^x for |x| > 44). Here exp only sees -2|x|.
+// Some drivers build tanh() as (e^2x - 1) / (e^2x + 1), which is inf / inf = NaN past x ~ 44; here exp
+// only ever sees -2|x| <= 0.
 // Below |x| = 0.625 the exp form loses relative precision to the cancellation in 1 - e^-2|x|, so an odd
 // polynomial takes over: x + x^3 * P(x^2), a least-squares/Lawson fit of relative error 4e-9 on the range.
 float op_tanh(float x) {

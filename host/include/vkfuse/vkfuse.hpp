@@ -159,6 +159,11 @@ class Session {
   // Each graph input must be given with its exact shape and dtype.
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
+  // Benchmarking: replays the recorded dispatches `iterations` times in one submission (no transfers)
+  // and returns the mean GPU milliseconds per iteration. Needs timestamp support. Uses whatever the
+  // buffers hold (the last run's inputs).
+  Result<double> measure_gpu_ms(int iterations);
+
   const std::vector<GroupInfo>& groups() const;
   std::size_t dispatch_count() const;
   double last_gpu_ms() const;          // sum over groups of the last run
