@@ -12,7 +12,9 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   // Groups rarely need many buffers; 16 keeps descriptor sets small and fits every Vulkan device.
   plan.max_bindings = std::min<std::uint32_t>(16, caps.max_storage_buffers_per_stage);
   plan.max_push_constant_bytes = caps.max_push_constants_bytes;
-  plan.max_groups_x = std::min<std::uint32_t>(caps.max_workgroup_count[0], 65535u);
+  // One workgroup per tile of work where the device allows it (NVIDIA: 2^31 - 1); the roots'
+  // grid-stride loops cover what does not fit (65535 is the Vulkan minimum).
+  plan.max_groups_x = std::max<std::uint32_t>(caps.max_workgroup_count[0], 1u);
   plan.binding_alignment = std::max<std::uint64_t>(256, caps.min_storage_buffer_offset_alignment);
   plan.max_binding_bytes = caps.max_storage_buffer_range;
   plan.f16_storage = caps.storage_buffer_16bit;

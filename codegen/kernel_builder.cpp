@@ -100,10 +100,11 @@ struct Stage {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (binding[k] < 0) continue;
       const DType dtype = inputs[k].dtype;
-      out << "layout(std430, set = 0, binding = " << binding[k] << ") readonly buffer VkfBuf" << binding[k]
+      // restrict: inputs are never written by the group, so loads may be batched ahead of stores.
+      out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
           << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
       if (access[k] == InputAccess::kFull)
-        out << "layout(std430, set = 0, binding = " << binding[k] << ") readonly buffer VkfBuf" << binding[k]
+        out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
             << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
     }
     return out.str();

@@ -17,8 +17,8 @@ Result<Graph> build_giou_loss_graph(std::int64_t batch, std::int64_t boxes);
 // Random boxes for it (fixed seed); about one target in eight is invalid.
 std::map<std::string, HostTensor> make_giou_inputs(std::int64_t batch, std::int64_t boxes, std::uint32_t seed);
 
-// A chain of `ops` cheap elementwise ops over input "x" [numel] -> output "y" (Add, Mul, Max, Sub,
-// Min, Abs, Neg, Relu with constants, cycled). `ops` = 1 with identity = true gives a plain copy.
+// A chain of `ops` cheap elementwise ops over input "x" [numel] -> output "y" (Mul, Add, Max, Sub,
+// Min with constants, Neg, Abs, Add, cycled). `ops` = 1 with identity = true gives a plain copy.
 Result<Graph> build_elementwise_chain(std::int64_t numel, int ops, bool identity = false);
 std::map<std::string, HostTensor> make_chain_inputs(std::int64_t numel, std::uint32_t seed);
 

@@ -21,7 +21,8 @@ using Attrs = std::span<const float>;
 constexpr double as_double(bool value) { return value ? 1.0 : 0.0; }
 
 // Round half to even without depending on the floating-point environment's rounding mode:
-// std::round goes half away from zero, and only exact ties (x - trunc(x) == 0.5, computed exactly) differ.
+// std::round goes half away from zero, and only exact ties (x - trunc(x) == 0.5, computed
+// exactly) differ.
 double round_half_even(double x) {
   if (std::fabs(x - std::trunc(x)) == 0.5) return 2.0 * std::round(x / 2.0);
   return std::round(x);
