@@ -3,7 +3,7 @@
 // tensor, whatever the kernels do in between) and as ratios. GPU time from Vulkan timestamps around
 // back-to-back replays of the recorded dispatches; median of the runs. Not a test: it asserts nothing about speed.
 //
-//   vkfuse_bench_chain [--ops 8,16] [--min-mi 1] [--max-mi 256] [--runs 5] [--iterations 20]
+//   vkfuse_bench_chain [--ops 8,16] [--min-mi 1] [--max-mi 256] [--runs 5] [--min-iterations 5]
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -32,10 +32,10 @@ std::vector<int> parse_list(const std::string& text) {
   return out;
 }
 
-// Median over `runs` of the mean GPU milliseconds of `iterations` back-to-back replays (after one
-// real run that uploads the inputs), or a negative value with the error printed.
+// Median over `runs` of the mean GPU milliseconds of back-to-back replays (after one real run that
+// uploads the inputs), or a negative value with the error printed.
 double median_ms(const Context& context, const Result<Graph>& graph, bool fusion, const std::map<std::string, HostTensor>& inputs,
-                 int runs, int iterations, std::size_t* dispatches) {
+                 int runs, int min_iterations, std::size_t* dispatches) {
   if (!graph.ok()) {
     std::fprintf(stderr, "  %s\n", graph.status().to_string().c_str());
     return -1.0;
@@ -50,14 +50,22 @@ double median_ms(const Context& context, const Result<Graph>& graph, bool fusion
     std::fprintf(stderr, "  %s\n", out.status().to_string().c_str());
     return -1.0;
   }
+  // Size each measurement to ~100 ms of GPU work, and warm up for two of them first: GPU and memory
+  // clocks ramp up under load, and a cold first measurement reads low.
+  auto probe = session->measure_gpu_ms(3);
+  if (!probe.ok()) {
+    std::fprintf(stderr, "  %s\n", probe.status().to_string().c_str());
+    return -1.0;
+  }
+  const int iterations = std::clamp(static_cast<int>(100.0 / std::max(*probe, 1e-3)), min_iterations, 5000);
   std::vector<double> times;
-  for (int r = 0; r < runs; ++r) {
+  for (int r = -2; r < runs; ++r) {
     auto ms = session->measure_gpu_ms(iterations);
     if (!ms.ok()) {
       std::fprintf(stderr, "  %s\n", ms.status().to_string().c_str());
       return -1.0;
     }
-    times.push_back(*ms);
+    if (r >= 0) times.push_back(*ms);
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -70,7 +78,7 @@ int main(int argc, char** argv) {
   const int min_mi = std::stoi(arg(argc, argv, "--min-mi", "1"));
   const int max_mi = std::stoi(arg(argc, argv, "--max-mi", "256"));
   const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
-  const int iterations = std::stoi(arg(argc, argv, "--iterations", "20"));
+  const int iterations = std::stoi(arg(argc, argv, "--min-iterations", "5"));
 
   auto context = Context::create({});
   if (!context.ok()) {
