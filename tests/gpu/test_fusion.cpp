@@ -1,0 +1,173 @@
+// Fused vs unfused vs the CPU reference, for every fusion rule: elementwise chains and DAGs,
+// multi-output groups, broadcast splits, views, and reductions with chains on both sides.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "host/demo_models.h"
+#include "host/reference_eval.h"
+#include "support/compare.h"
+#include "support/gpu_context.h"
+#include "support/random_inputs.h"
+
+namespace vkfuse::testing {
+namespace {
+
+struct Outcome {
+  std::size_t fused_dispatches = 0, unfused_dispatches = 0;
+};
+
+// Runs the graph fused and unfused; both must match the reference within (atol, rtol), and each other
+// within the same bounds.
+Outcome check_fused_unfused(const Graph& graph, const std::map<std::string, HostTensor>& feeds, double atol,
+                            double rtol) {
+  Outcome outcome;
+  const auto fused = run_graph(graph, true, feeds, &outcome.fused_dispatches);
+  const auto unfused = run_graph(graph, false, feeds, &outcome.unfused_dispatches);
+  auto want = evaluate_reference(graph, feeds);
+  REQUIRE(want.ok());
+  for (const auto& [name, reference] : *want) {
+    CAPTURE(name);
+    const auto f = fused.at(name).to_floats(), u = unfused.at(name).to_floats(), r = reference.to_floats();
+    const CloseReport fused_vs_ref = all_close(f, r, atol, rtol);
+    const CloseReport unfused_vs_ref = all_close(u, r, atol, rtol);
+    const CloseReport fused_vs_unfused = all_close(f, u, atol, rtol);
+    CHECK_MESSAGE(fused_vs_ref.ok, "fused vs reference: " << fused_vs_ref.describe());
+    CHECK_MESSAGE(unfused_vs_ref.ok, "unfused vs reference: " << unfused_vs_ref.describe());
+    CHECK_MESSAGE(fused_vs_unfused.ok, "fused vs unfused: " << fused_vs_unfused.describe());
+  }
+  CHECK(validation_errors() == 0);
+  return outcome;
+}
+
+std::map<std::string, HostTensor> random_feeds(const std::vector<std::pair<std::string, Shape>>& inputs,
+                                               std::uint32_t seed, TestDomain domain = {}) {
+  std::mt19937 rng(seed);
+  std::map<std::string, HostTensor> feeds;
+  for (const auto& [name, shape] : inputs) feeds.emplace(name, random_tensor(shape, DType::kF32, domain, rng));
+  return feeds;
+}
+
+}  // namespace
+
+TEST_CASE("random elementwise chains: one dispatch fused, one per op unfused, all equal") {
+  const char* kUnary[] = {"Relu", "Abs", "Neg", "Sigmoid", "Tanh", "Softsign", "HardSigmoid", "HardSwish", "Silu", "Sin"};
+  const char* kBinary[] = {"Add", "Sub", "Mul", "Max", "Min"};
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    GraphBuilder b;
+    const Tensor x = b.input("x", {7, 13});
+    const Tensor y = b.input("y", {13});  // broadcast along rows
+    Tensor t = x;
+    const int length = 8 + static_cast<int>(seed);
+    for (int i = 0; i < length; ++i) {
+      if (rng() % 3 == 0) t = b.op(kBinary[rng() % 5], {t, rng() % 2 ? y : b.scalar(0.75f)});
+      else t = b.op(kUnary[rng() % 10], {t});
+    }
+    b.output(t, "out");
+    auto graph = b.build();
+    REQUIRE(graph.ok());
+    const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {7, 13}}, {"y", {13}}}, seed), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == static_cast<std::size_t>(length));
+  }
+}
+
+TEST_CASE("a diamond with an intermediate graph output is one group with two outputs") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {127});
+  const Tensor e = b.op("Exp", {b.op("Mul", {x, b.scalar(0.5f)})});
+  const Tensor left = b.op("Mul", {e, x});
+  const Tensor right = b.op("Add", {e, b.scalar(1.0f)});
+  b.output(e, "e");
+  b.output(b.op("Div", {left, right}), "out");
+  auto graph = b.build();
+  REQUIRE(graph.ok());
+  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {127}}}, 3), 1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 1);
+  CHECK(o.unfused_dispatches == 5);
+}
+
+TEST_CASE("a chain on a small tensor broadcast into a larger one splits at the broadcast") {
+  GraphBuilder b;
+  const Tensor bias = b.input("bias", {1, 13});
+  const Tensor x = b.input("x", {7, 13});
+  const Tensor scaled = b.op("Tanh", {b.op("Mul", {bias, b.scalar(2.0f)})});
+  b.output(b.op("Relu", {b.op("Add", {x, scaled})}), "out");
+  auto graph = b.build();
+  REQUIRE(graph.ok());
+  const Outcome o = check_fused_unfused(*graph, random_feeds({{"bias", {1, 13}}, {"x", {7, 13}}}, 4), 1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 2);
+}
+
+TEST_CASE("views: slices with offsets, steps and reversal read the stored tensor in place") {
+  GraphBuilder g;
+  const Tensor x2 = g.input("x", {5, 13});
+  const Tensor rev2 = g.op("Slice", {x2}, {{"axis", 1}, {"start", -1}, {"end", -100}, {"step", -1}});
+  const Tensor odd2 = g.op("Slice", {x2}, {{"axis", 1}, {"start", 1}, {"end", 13}, {"step", 2}});
+  const Tensor row2 = g.op("Slice", {x2}, {{"axis", 0}, {"start", 2}, {"end", 3}});
+  g.output(g.op("Add", {g.op("Mul", {rev2, g.scalar(3.0f)}), row2}), "a");
+  g.output(g.op("Sub", {odd2, g.scalar(1.0f)}), "b");
+  auto graph = g.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 13}}}, 5), 1e-6, 1e-6);
+  CHECK(o.fused_dispatches == 2);  // two output shapes: [5,13] and [5,6]
+}
+
+TEST_CASE("reductions take the chains before and after them, over odd sizes and axes") {
+  struct Case {
+    const char* reduce;
+    Shape shape;
+    int axis;
+    int keepdims;
+  };
+  const Case cases[] = {
+      {"ReduceSum", {13}, 0, 0},          {"ReduceSum", {7, 13}, 1, 1},   {"ReduceMean", {3, 5, 127}, 1, 0},
+      {"ReduceMax", {7, 13}, -1, 1},      {"ReduceMin", {2, 5000}, 1, 0}, {"ReduceMean", {1031}, 0, 1},
+      {"ReduceSum", {4, 3, 7}, 2, 1},
+  };
+  std::uint32_t seed = 10;
+  for (const Case& c : cases) {
+    CAPTURE(c.reduce);
+    CAPTURE(shape_to_string(c.shape));
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.shape);
+    const Tensor pre = b.op("Add", {b.op("Mul", {x, x}), b.scalar(0.5f)});  // x^2 + 0.5 > 0
+    const Tensor reduced = b.op(c.reduce, {pre}, {{"axis", static_cast<float>(c.axis)}, {"keepdims", static_cast<float>(c.keepdims)}});
+    b.output(b.op("Sqrt", {b.op("Mul", {reduced, b.scalar(2.0f)})}), "out");
+    auto graph = b.build();
+    REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+    const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", c.shape}}, seed++), 1e-5, 1e-5);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == 5);
+  }
+}
+
+TEST_CASE("two reductions share one dispatch, and a pre-reduction value can be an output") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {6, 77});
+  const Tensor e = b.op("Exp", {b.op("Neg", {b.op("Abs", {x})})});
+  const Tensor sum = b.op("ReduceSum", {e}, {{"axis", 1}, {"keepdims", 0}});
+  const Tensor peak = b.op("ReduceMax", {e}, {{"axis", 1}, {"keepdims", 0}});
+  b.output(b.op("Div", {peak, sum}), "ratio");
+  b.output(e, "e");
+  auto graph = b.build();
+  REQUIRE(graph.ok());
+  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {6, 77}}}, 21), 1e-6, 1e-5);
+  CHECK(o.fused_dispatches == 1);
+}
+
+TEST_CASE("the GIoU loss is one dispatch fused, one per op unfused, and matches the reference") {
+  for (auto [batch, boxes] : {std::pair<std::int64_t, std::int64_t>{1, 7}, {3, 256}, {16, 1000}}) {
+    CAPTURE(batch);
+    CAPTURE(boxes);
+    auto graph = build_giou_loss_graph(batch, boxes);
+    REQUIRE(graph.ok());
+    const Outcome o = check_fused_unfused(*graph, make_giou_inputs(batch, boxes, 99), 1e-6, 1e-5);
+    CHECK(o.fused_dispatches <= 2);
+    CHECK(o.unfused_dispatches == 40);  // every computing op; the 8 slices are views
+  }
+}
+
+}  // namespace vkfuse::testing

@@ -1,0 +1,122 @@
+// Sessions: the disk kernel cache, bad input to run(), and device selection errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "host/demo_models.h"
+#include "support/gpu_context.h"
+
+namespace vkfuse::testing {
+namespace {
+
+std::filesystem::path fresh_directory(const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+Graph small_graph() {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {7, 13});
+  const Tensor y = b.input("y", {13});
+  b.output(b.op("Relu", {b.op("Add", {x, y})}), "out");
+  auto graph = b.build();
+  REQUIRE(graph.ok());
+  return *graph;
+}
+
+}  // namespace
+
+TEST_CASE("a second compile of the same model hits the disk cache and compiles nothing") {
+  const auto dir = fresh_directory("vkfuse-cache-test");
+  auto graph = build_giou_loss_graph(2, 33);
+  REQUIRE(graph.ok());
+  ContextOptions options;
+  options.validation = true;
+  options.cache_dir = dir.string();
+  std::uint32_t first_compiles = 0;
+  {
+    auto context = Context::create(options);
+    REQUIRE_MESSAGE(context.ok(), context.status().to_string());
+    for (bool fusion : {true, false}) {
+      auto session = Session::create(*context, *graph, {fusion, true});
+      REQUIRE_MESSAGE(session.ok(), session.status().to_string());
+    }
+    first_compiles = context->cache_stats().compiles;
+    CHECK(first_compiles > 1);
+    CHECK(context->cache_stats().disk_hits == 0);
+    CHECK(context->validation_errors() == 0);
+  }
+  {
+    auto context = Context::create(options);  // a new process would see the same: nothing in memory
+    REQUIRE(context.ok());
+    for (bool fusion : {true, false}) {
+      auto session = Session::create(*context, *graph, {fusion, true});
+      REQUIRE(session.ok());
+      auto out = session->run(make_giou_inputs(2, 33, 1));
+      REQUIRE(out.ok());
+    }
+    CHECK(context->cache_stats().compiles == 0);
+    CHECK(context->cache_stats().disk_hits == first_compiles);
+    CHECK(context->validation_errors() == 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run() rejects missing, unknown, mis-shaped and mis-typed inputs with their names") {
+  auto session = Session::create(gpu_context(), small_graph(), {});
+  REQUIRE(session.ok());
+  const HostTensor x = HostTensor::from_floats({7, 13}, std::vector<float>(91, 1.0f));
+  const HostTensor y = HostTensor::from_floats({13}, std::vector<float>(13, -2.0f));
+
+  auto missing = session->run({{"x", x}});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == ErrorCode::kInvalidArgument);
+  CHECK(missing.status().message().find("'y' is missing") != std::string::npos);
+
+  auto unknown = session->run({{"x", x}, {"y", y}, {"z", y}});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("no input named 'z'") != std::string::npos);
+
+  auto shape = session->run({{"x", x}, {"y", x}});
+  REQUIRE_FALSE(shape.ok());
+  CHECK(shape.status().message().find("f32[7,13]") != std::string::npos);
+  CHECK(shape.status().message().find("f32[13]") != std::string::npos);
+
+  auto dtype = session->run({{"x", x}, {"y", HostTensor::from_floats({13}, std::vector<float>(13, 0.0f), DType::kF16)}});
+  REQUIRE_FALSE(dtype.ok());
+  CHECK(dtype.status().message().find("f16[13]") != std::string::npos);
+
+  auto good = session->run({{"x", x}, {"y", y}});  // the session still works after the errors
+  REQUIRE(good.ok());
+  for (float v : good->at("out").to_floats()) CHECK(v == 0.0f);  // relu(1 - 2)
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("a device selector that matches nothing is an error that lists the devices") {
+  ContextOptions options;
+  options.device = "no-such-gpu-anywhere";
+  auto context = Context::create(options);
+  REQUIRE_FALSE(context.ok());
+  CHECK(context.status().code() == ErrorCode::kNotFound);
+  CHECK(context.status().message().find("no-such-gpu-anywhere") != std::string::npos);
+}
+
+TEST_CASE("runs are repeatable and the recorded command buffer is reused") {
+  auto graph = build_elementwise_chain(4099, 9);
+  REQUIRE(graph.ok());
+  auto session = Session::create(gpu_context(), *graph, {});
+  REQUIRE(session.ok());
+  const auto first = session->run(make_chain_inputs(4099, 1));
+  const auto second = session->run(make_chain_inputs(4099, 2));
+  const auto third = session->run(make_chain_inputs(4099, 1));
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  REQUIRE(third.ok());
+  CHECK(first->at("y").bytes == third->at("y").bytes);
+  CHECK(first->at("y").bytes != second->at("y").bytes);
+  CHECK(session->dispatch_count() == 1);
+  CHECK(validation_errors() == 0);
+}
+
+}  // namespace vkfuse::testing

@@ -1,0 +1,285 @@
+// FusionPlanner: group counts, labels, roots, domains and group inputs/outputs for each fusion rule
+// (host/fusion_planner.h names these test cases), fused and unfused, with default and fake limits.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backend/device_plan.h"
+#include "host/demo_models.h"
+#include "host/fusion_planner.h"
+#include "host/graph.h"
+
+namespace vkfuse {
+namespace {
+
+Graph build_graph(GraphBuilder& b) {
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  return std::move(graph).value();
+}
+
+FusionPlan plan(const Graph& graph, FusionMode mode = FusionMode::kFused, const DevicePlan& device = {}) {
+  auto result = plan_fusion(graph_ir(graph), device, mode);
+  REQUIRE_MESSAGE(result.ok(), result.status().to_string());
+  return std::move(result).value();
+}
+
+// "Relu -> Mul | Add": every group's label (strings print readably when a CHECK fails).
+std::string labels_of(const FusionPlan& p) {
+  std::string out;
+  for (const FusionGroup& g : p.groups) out += (out.empty() ? "" : " | ") + g.label;
+  return out;
+}
+
+// "x, y": names of the values a group reads or writes.
+std::string names(const Graph& graph, const std::vector<ValueId>& values) {
+  std::string out;
+  for (ValueId v : values) out += (out.empty() ? "" : ", ") + graph_ir(graph).value(v).name;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("elementwise chain fuses into one group") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {7, 13}), y = b.input("y", {7, 13}), z = b.input("z", {13});  // values 0-2
+  const Tensor s = b.op("Sub", {x, y});
+  const Tensor m = b.op("Mul", {s, b.scalar(0.5f)});
+  b.output(b.op("Add", {m, z}), "out");
+  const Graph graph = build_graph(b);
+
+  const FusionPlan fused = plan(graph);
+  REQUIRE(fused.groups.size() == 1);
+  const FusionGroup& g = fused.groups[0];
+  CHECK(g.label == "Sub -> Mul -> Add");
+  CHECK(g.root == GroupRoot::kElementwise);
+  CHECK(g.domain == Shape{7, 13});
+  CHECK(g.nodes == std::vector<NodeId>{0, 1, 2});
+  CHECK(names(graph, g.inputs) == "x, y, const_4, z");
+  CHECK(names(graph, g.outputs) == "out");
+  CHECK(count_group_bindings(graph_ir(graph), g) == 4);  // x, y, z, out; the scalar is a literal
+  CHECK(fused.op_count == 3);
+
+  const FusionPlan unfused = plan(graph, FusionMode::kUnfused);
+  CHECK(labels_of(unfused) == "Sub | Mul | Add");
+  CHECK(unfused.op_count == 3);
+  CHECK(names(graph, unfused.groups[0].outputs) == "Sub_0");
+  CHECK(names(graph, unfused.groups[1].inputs) == "Sub_0, const_4");
+}
+
+TEST_CASE("multi-consumer value inside one group is not stored") {
+  //   x ─ Exp ─┬─ Mul ─┐
+  //            └─ Add ─┴─ Add ─ y
+  GraphBuilder b;
+  const Tensor x = b.input("x", {127});
+  const Tensor e = b.op("Exp", {x});
+  const Tensor m = b.op("Mul", {e, e});
+  const Tensor a = b.op("Add", {e, b.scalar(1.0f)});
+  b.output(b.op("Add", {m, a}), "y");
+  const Graph graph = build_graph(b);
+
+  const FusionPlan p = plan(graph);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(p.groups[0].label == "Exp -> Mul -> Add -> Add");
+  CHECK(names(graph, p.groups[0].inputs) == "x, const_3");
+  CHECK(names(graph, p.groups[0].outputs) == "y");
+  CHECK(plan(graph, FusionMode::kUnfused).groups.size() == 4);
+}
+
+TEST_CASE("value needed outside the group is a second output") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {3});
+  const Tensor e = b.op("Exp", {x});
+  b.output(e, "e");
+  b.output(b.op("Neg", {b.op("Mul", {e, x})}), "y");
+  const Graph graph = build_graph(b);
+
+  const FusionPlan p = plan(graph);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(p.groups[0].label == "Exp -> Mul -> Neg");
+  CHECK(names(graph, p.groups[0].outputs) == "e, y");
+  CHECK(count_group_bindings(graph_ir(graph), p.groups[0]) == 3);
+}
+
+TEST_CASE("broadcast to a larger shape starts a new group") {
+  //   a[1,4] ─ Relu ─ Mul(2) ─┐
+  //               b[8,4] ─────Add ─ Sigmoid ─ y[8,4]   => [Relu -> Mul] [Add -> Sigmoid]
+  GraphBuilder b;
+  const Tensor a = b.input("a", {1, 4}), big = b.input("b", {8, 4});
+  const Tensor small = b.op("Mul", {b.op("Relu", {a}), b.scalar(2.0f)});
+  b.output(b.op("Sigmoid", {b.op("Add", {small, big})}), "y");
+  const Graph graph = build_graph(b);
+
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Relu -> Mul | Add -> Sigmoid");
+  REQUIRE(p.groups.size() == 2);
+  CHECK(p.groups[0].domain == Shape{1, 4});
+  CHECK(p.groups[1].domain == Shape{8, 4});
+  CHECK(names(graph, p.groups[0].outputs) == "Mul_1");
+  CHECK(names(graph, p.groups[1].inputs) == "Mul_1, b");
+}
+
+TEST_CASE("reduction takes the chains on both sides") {
+  //   x ─ Mul ─ Add ─ ReduceSum ─ Sqrt ─ y     => [Mul -> Add -> ReduceSum -> Sqrt]
+  GraphBuilder b;
+  const Tensor x = b.input("x", {4, 16});
+  const Tensor sq = b.op("Add", {b.op("Mul", {x, x}), b.scalar(1.0f)});
+  const Tensor sum = b.op("ReduceSum", {sq}, {{"axis", 1}, {"keepdims", 0}});
+  b.output(b.op("Sqrt", {sum}), "y");
+  const Graph graph = build_graph(b);
+
+  const FusionPlan p = plan(graph);
+  REQUIRE(p.groups.size() == 1);
+  const FusionGroup& g = p.groups[0];
+  CHECK(g.root == GroupRoot::kReduce);
+  CHECK(g.label == "Mul -> Add -> ReduceSum -> Sqrt");
+  CHECK(g.domain == Shape{4, 16});
+  CHECK(names(graph, g.inputs) == "x, const_2");
+  CHECK(names(graph, g.outputs) == "y");
+  CHECK(plan(graph, FusionMode::kUnfused).groups.size() == 4);
+}
+
+TEST_CASE("two reductions of one input share the group") {
+  SUBCASE("a computed input") {
+    GraphBuilder b;
+    const Tensor e = b.op("Exp", {b.input("x", {6, 10})});
+    const Tensor sum = b.op("ReduceSum", {e}, {{"axis", -1}});
+    const Tensor max = b.op("ReduceMax", {e}, {{"axis", -1}});
+    b.output(b.op("Div", {sum, max}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "Exp -> ReduceSum -> ReduceMax -> Div");
+    CHECK(p.groups[0].root == GroupRoot::kReduce);
+    CHECK(names(graph, p.groups[0].outputs) == "y");
+  }
+  SUBCASE("a graph input, joined by a common consumer") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {6, 10});
+    const Tensor sum = b.op("ReduceSum", {x}, {{"axis", 1}});
+    const Tensor max = b.op("ReduceMax", {x}, {{"axis", 1}});
+    b.output(b.op("Sub", {sum, max}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "ReduceSum -> ReduceMax -> Sub");
+  }
+  SUBCASE("a graph input, two graph outputs") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {6, 10});
+    b.output(b.op("ReduceSum", {x}, {{"axis", 1}}), "sum");
+    b.output(b.op("ReduceMax", {x}, {{"axis", 1}}), "max");
+    const Graph graph = build_graph(b);
+    // "reductions of the same input shape and axes share the group" (fusion_planner.h): one pass
+    // over x computes both; two groups read x twice.
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "ReduceSum -> ReduceMax");
+    if (p.groups.size() == 1) CHECK(names(graph, p.groups[0].outputs) == "sum, max");
+  }
+  SUBCASE("different axes do not share") {
+    GraphBuilder b;
+    const Tensor e = b.op("Exp", {b.input("x", {6, 10})});
+    b.output(b.op("ReduceSum", {e}, {{"axis", 1}}), "rows");
+    b.output(b.op("ReduceSum", {e}, {{"axis", 0}}), "all");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "Exp -> ReduceSum | ReduceSum");
+  }
+}
+
+TEST_CASE("merging never creates a cycle between groups") {
+  //   a[4,1] ─ Exp ─ e ──────────────────────────┐
+  //                  └─ Add(z[4,8]) ─ ReduceSum ─ Mul ─ y
+  // Mul cannot join Exp's group: that group would both feed and read the reduce group.
+  GraphBuilder b;
+  const Tensor e = b.op("Exp", {b.input("a", {4, 1})});
+  const Tensor red = b.op("ReduceSum", {b.op("Add", {e, b.input("z", {4, 8})})}, {{"axis", 1}});
+  b.output(b.op("Mul", {e, red}), "y");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Exp | Add -> ReduceSum -> Mul");
+  REQUIRE(p.groups.size() == 2);
+  CHECK(names(graph, p.groups[0].outputs) == "Exp_0");
+  CHECK(names(graph, p.groups[1].inputs) == "Exp_0, z");
+}
+
+TEST_CASE("the GIoU graph is one dispatch fused and one per op unfused") {
+  auto built = build_giou_loss_graph(2, 7);
+  REQUIRE(built.ok());
+  const Graph& graph = built.value();
+  const GraphIR& ir = graph_ir(graph);
+  const auto views = std::count_if(ir.nodes.begin(), ir.nodes.end(),
+                                   [](const Node& n) { return n.op->kind == OpKind::kView; });
+  CHECK(views == 8);
+  const std::size_t computing = ir.nodes.size() - static_cast<std::size_t>(views);
+
+  const FusionPlan fused = plan(graph);
+  REQUIRE(fused.groups.size() == 1);
+  CHECK(fused.groups[0].root == GroupRoot::kReduce);
+  CHECK(fused.groups[0].domain == Shape{2, 7, 1});
+  CHECK(fused.op_count == computing);
+  // It reads the eight coordinate views of pred and target and three scalars, and no intermediate.
+  CHECK(names(graph, fused.groups[0].inputs) ==
+        "px2, px1, py2, py1, tx2, tx1, ty2, ty1, const_10, const_41, const_50");
+  CHECK(count_group_bindings(ir, fused.groups[0]) == 9);
+  CHECK(names(graph, fused.groups[0].outputs) == "loss");
+
+  const FusionPlan unfused = plan(graph, FusionMode::kUnfused);
+  CHECK(unfused.groups.size() == computing);
+  CHECK(unfused.op_count == computing);
+}
+
+TEST_CASE("binding limit splits a group") {
+  DeviceCaps caps;
+  caps.max_workgroup_invocations = 1024;
+  caps.max_workgroup_size = {1024, 1024, 64};
+  caps.max_workgroup_count = {65535, 65535, 65535};
+  caps.max_push_constants_bytes = 128;
+  caps.max_storage_buffer_range = 1u << 27;
+  caps.max_storage_buffers_per_stage = 4;
+  const DevicePlan device = make_device_plan(caps);
+  REQUIRE(device.max_bindings == 4);
+
+  // y = a + b + c + d + e: 6 bindings in one group, so it splits after c.
+  GraphBuilder b;
+  Tensor y = b.input("a", {64});
+  for (const char* name : {"b", "c", "d", "e"}) y = b.op("Add", {y, b.input(name, {64})});
+  b.output(y, "y");
+  const Graph graph = build_graph(b);
+  CHECK(plan(graph).groups.size() == 1);
+
+  const FusionPlan p = plan(graph, FusionMode::kFused, device);
+  CHECK(labels_of(p) == "Add -> Add | Add -> Add");
+  for (const FusionGroup& g : p.groups) CHECK(count_group_bindings(graph_ir(graph), g) <= 4);
+
+  SUBCASE("one op over the limit is an error naming the group and the limit") {
+    DevicePlan tiny;
+    tiny.max_bindings = 2;
+    auto result = plan_fusion(graph_ir(graph), tiny, FusionMode::kFused);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.status().code() == ErrorCode::kUnsupported);
+    CHECK(result.status().message() ==
+          "group 'Add' needs 3 storage buffers; the device allows 2 per dispatch (node 'Add_0')");
+  }
+}
+
+TEST_CASE("views never dispatch") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {8});
+  const Tensor s = b.op("Slice", {x}, {{"start", 2}, {"end", 6}});
+  b.output(b.op("Add", {s, b.input("y", {4})}), "out");
+  const Graph graph = build_graph(b);
+  const GraphIR& ir = graph_ir(graph);
+  REQUIRE(ir.node(0).op->kind == OpKind::kView);
+
+  for (FusionMode mode : {FusionMode::kFused, FusionMode::kUnfused}) {
+    const FusionPlan p = plan(graph, mode);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].nodes == std::vector<NodeId>{1});
+    CHECK(p.groups[0].label == "Add");
+    CHECK(names(graph, p.groups[0].inputs) == "Slice_0, y");
+    CHECK(p.op_count == 1);
+  }
+}
+
+}  // namespace vkfuse
