@@ -1,5 +1,6 @@
 #include "codegen/broadcast_map.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace vkfuse {
@@ -29,6 +30,8 @@ std::vector<BroadcastDim> broadcast_map(const Shape& domain, const Shape& input,
     }
     dims.push_back({extent, stride});
   }
+  // Every dimension broadcast: the input is one element.
+  if (std::all_of(dims.begin(), dims.end(), [](const BroadcastDim& d) { return d.stride == 0; })) dims.clear();
   return dims;
 }
 

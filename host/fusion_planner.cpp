@@ -153,6 +153,26 @@ class Planner {
       }
     }
     if (!merge.empty() && !phases_consistent(merge, n, *phase)) merge.clear();
+    if (mode == FusionMode::kFused && merge.empty() && node.op->kind == OpKind::kReduce) {
+      // Sibling reductions: a reduction of a stored tensor joins a reduce group that already folds the
+      // same tensor over the same axes, so the tensor is read once.
+      //   x ─┬─ ReduceSum        => [ReduceSum -> ReduceMax]
+      //      └─ ReduceMax           (tests/unit "two reductions of one input share the group")
+      const ValueId in = node.inputs[0];
+      for (NodeId sibling : graph_.value(in).consumers) {
+        const int g = sibling < n ? group_of_[static_cast<std::size_t>(sibling)] : -1;
+        if (g < 0 || graph_.node(sibling).op->kind != OpKind::kReduce) continue;
+        const Draft& draft = drafts_[static_cast<std::size_t>(g)];
+        if (!draft.alive || draft.domain != graph_.value(in).shape) continue;
+        if (draft.axis != reduce_first_axis(node, draft.domain.size()) || draft.keepdims != reduce_keepdims(node)) continue;
+        std::set<NodeId> nodes = draft.nodes;
+        nodes.insert(n);
+        if (creates_cycle({g}, n) || bindings_of(nodes) > device_.max_bindings) continue;
+        merge = {g};
+        phase = Phase::kReduce;
+        break;
+      }
+    }
     Draft merged;
     if (merge.empty()) {
       merged = fresh_draft(n);

@@ -1,5 +1,6 @@
 // GraphBuilder: shape and dtype inference as the graph is built, with errors that name the node.
 #include <algorithm>
+#include <set>
 
 #include "host/graph.h"
 #include "host/op_registry.h"
@@ -22,6 +23,7 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 struct GraphBuilder::State {
   GraphIR ir;
   Status error;
+  std::set<std::string> node_names;
 
   bool check_tensor(Tensor t) const { return t.valid() && static_cast<std::size_t>(t.id) < ir.values.size(); }
   void fail(Status status) {
@@ -88,7 +90,14 @@ Tensor GraphBuilder::scalar(float v, DType dtype) { return constant(HostTensor::
 Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Attr>& attrs,
                         std::string node_name) {
   State& s = *state_;
-  if (node_name.empty()) node_name = std::string(op_type) + "_" + std::to_string(s.ir.nodes.size());
+  if (node_name.empty()) {  // generated: "Add_3", made unique if a given name already took it
+    node_name = std::string(op_type) + "_" + std::to_string(s.ir.nodes.size());
+    while (s.node_names.count(node_name)) node_name += "_";
+  }
+  if (!s.node_names.insert(node_name).second) {
+    s.fail(make_error(ErrorCode::kInvalidArgument, "two nodes are named '" + node_name + "'"));
+    return {};
+  }
   const OpDef* def = find_op(op_type);
   if (!def) {
     s.fail(make_error(ErrorCode::kNotFound, "node '" + node_name + "': unknown op '" + std::string(op_type) + "'"));

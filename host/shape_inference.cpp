@@ -103,7 +103,7 @@ Result<InferredValue> infer_node(const GraphIR& graph, const Node& node) {
     case OpKind::kReduce: {
       const int axis = reduce_first_axis(node, first.shape.size());
       if (axis < 0 || axis >= static_cast<int>(first.shape.size()))
-        return make_error(ErrorCode::kInvalidArgument, where(node) + ": axis " + std::to_string(node.attrs[0]) +
+        return make_error(ErrorCode::kInvalidArgument, where(node) + ": axis " + std::to_string(static_cast<int>(node.attrs[0])) +
                                                            " is out of range for shape " + shape_to_string(first.shape));
       out.shape.resize(static_cast<std::size_t>(axis));
       if (reduce_keepdims(node)) out.shape.resize(first.shape.size(), 1);

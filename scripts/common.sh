@@ -1,0 +1,32 @@
+# Shared by the README's commands: install what is missing (Debian 12, as root), configure, build.
+# Sourced, not run.
+set -euo pipefail
+
+VKFUSE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VKFUSE_BUILD_DIR=${VKFUSE_BUILD_DIR:-$VKFUSE_ROOT/build}
+
+# Build tools, the Vulkan loader and headers, lavapipe (Vulkan on the CPU, for machines without a GPU),
+# the Khronos validation layer, glslang, SPIRV-Tools, GLM, doctest.
+VKFUSE_PACKAGES=(cmake ninja-build g++ pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
+                 vulkan-tools glslang-dev spirv-tools libglm-dev doctest-dev)
+
+vkfuse_install_missing() {
+  local missing=()
+  for p in "${VKFUSE_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "vkfuse: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "vkfuse: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+vkfuse_build() {
+  cmake -S "$VKFUSE_ROOT" -B "$VKFUSE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake --build "$VKFUSE_BUILD_DIR" --parallel "$(nproc)"
+}

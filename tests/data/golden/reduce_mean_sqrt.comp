@@ -1,0 +1,82 @@
+#version 450
+// vkfuse group: Mul -> ReduceMean -> Sqrt
+// domain [4,16] reduced to [4], 3 ops, 2 bindings
+#define VKF_WORKGROUP_SIZE 256
+#define VKF_OUTER 4u
+#define VKF_INNER 16u
+#define VKF_NUM_REDUCTIONS 1
+// Prelude: shared by every generated kernel. The code generator emits #version, extensions and the
+// VKF_* constants before this file.
+
+// Exact float literal from its IEEE-754 bits (covers inf and NaN, which GLSL cannot spell).
+#define VKF_F32(bits) uintBitsToFloat(bits)
+
+// ---- ops/mul.glsl
+// Mul: y = a * b
+float op_mul(float a, float b) { return a * b; }
+
+// ---- ops/sqrt.glsl
+// Sqrt: y = sqrt(x)
+float op_sqrt(float x) { return sqrt(x); }
+
+// ---- bindings
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_in0;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { vec4 d[]; } vkf_in0v;
+layout(std430, set = 0, binding = 1) writeonly buffer VkfBuf1 { float d[]; } vkf_out0;
+
+// ---- roots/reduce.glsl
+// Reduce root. One workgroup folds one row (the trailing axes of the domain) at a time: each
+// invocation folds a strided slice of the row through the pre-stage chain into registers, the
+// workgroup combines the partial results in shared memory, and invocation 0 runs the post-stage chain
+// on the reduced values and stores them. Accumulation is in fp32.
+//
+// Hooks filled by the code generator:
+//   vkf_lane(...)  the pre-stage chain for one element; vkf_post(...) the post-stage chain
+//   @vkf_acc_init, @vkf_acc_body, @vkf_acc_share, @vkf_tree_step, @vkf_finish
+
+layout(local_size_x = VKF_WORKGROUP_SIZE) in;
+
+shared float vkf_partial[VKF_NUM_REDUCTIONS][VKF_WORKGROUP_SIZE];
+
+float vkf_combine_sum(float a, float b) { return a + b; }
+float vkf_combine_max(float a, float b) { return max(a, b); }
+float vkf_combine_min(float a, float b) { return min(a, b); }
+
+void vkf_lane(in float x0, out float y0) {
+  const float v0 = op_mul(x0, x0);  // Mul
+  y0 = v0;
+}
+
+void vkf_post(in float red0, out float py0) {
+  const float pv0 = op_sqrt(red0);  // Sqrt
+  py0 = pv0;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  for (uint row = gl_WorkGroupID.x; row < VKF_OUTER; row += gl_NumWorkGroups.x) {
+    float acc0 = 0.0;
+    for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
+      const uint i = row * VKF_INNER + k;
+      const float a0 = vkf_in0.d[i];
+      float r0;
+      vkf_lane(a0, r0);
+      acc0 = vkf_combine_sum(acc0, r0);
+    }
+    vkf_partial[0][tid] = acc0;
+    barrier();
+    for (uint s = uint(VKF_WORKGROUP_SIZE) / 2u; s > 0u; s >>= 1u) {
+      if (tid < s) {
+        vkf_partial[0][tid] = vkf_combine_sum(vkf_partial[0][tid], vkf_partial[0][tid + s]);
+      }
+      barrier();
+    }
+    if (tid == 0u) {
+      const float red0 = vkf_partial[0][0] * VKF_F32(0x3d800000u) /*0.0625*/;
+      float o0;
+      vkf_post(red0, o0);
+      vkf_out0.d[row] = o0;
+    }
+    barrier();  // vkf_partial is reused by the next row
+  }
+}

@@ -1,0 +1,225 @@
+// KernelBuilder: golden GLSL for three small groups, each of which must also compile (glslang) and
+// pass spirv-opt + spirv-val; and the broadcast index math on its own.
+//
+// Golden files live in tests/data/golden/<name>.comp and are compared byte for byte. After an
+// intended change to the code generator, regenerate them with
+//   VKFUSE_UPDATE_GOLDEN=1 ./build/tests/vkfuse_unit_tests -tc="golden*"
+// (the test then writes the files instead of comparing, and passes) and read the diff before
+// committing it: bindings, broadcast index math and literal bits must still be right.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "codegen/broadcast_map.h"
+#include "codegen/glsl_compiler.h"
+#include "codegen/kernel_builder.h"
+#include "codegen/spirv_optimizer.h"
+#include "host/group_kernel.h"
+
+#ifndef VKFUSE_TEST_DATA_DIR
+#define VKFUSE_TEST_DATA_DIR "tests/data"
+#endif
+
+namespace vkfuse {
+namespace {
+
+// The kernel of the only group `b`'s graph plans into.
+GroupKernel kernel_of(GraphBuilder& b) {
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  const GraphIR& ir = graph_ir(*graph);
+  auto plan = plan_fusion(ir, DevicePlan{}, FusionMode::kFused);
+  REQUIRE_MESSAGE(plan.ok(), plan.status().to_string());
+  REQUIRE(plan->groups.size() == 1);
+  auto kernel = make_group_kernel(ir, plan->groups[0], DevicePlan{});
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+  return std::move(kernel).value();
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Compares `source` with the golden file (or rewrites it under VKFUSE_UPDATE_GOLDEN=1), then checks
+// that it compiles and validates.
+void check_golden(const std::string& name, const KernelSpec& spec) {
+  auto source = build_kernel(spec);
+  REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+  const std::filesystem::path path = std::filesystem::path(VKFUSE_TEST_DATA_DIR) / "golden" / (name + ".comp");
+  const char* update = std::getenv("VKFUSE_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << *source;
+    MESSAGE("wrote " << path.string());
+  } else {
+    REQUIRE_MESSAGE(std::filesystem::exists(path), "missing golden file " << path.string());
+    const std::string golden = read_text(path);
+    CHECK_MESSAGE(*source == golden, "generated GLSL differs from " << path.string() << ":\n" << *source);
+  }
+  auto spirv = compile_glsl_compute(*source, spec.label);
+  REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+  auto optimized = optimize_and_validate(*spirv, spec.label);
+  CHECK_MESSAGE(optimized.ok(), optimized.status().to_string());
+}
+
+std::string index_of(const Shape& domain, const Shape& input, const std::vector<std::int64_t>& strides = {},
+                     std::int64_t offset = 0) {
+  return broadcast_index_glsl(broadcast_map(domain, input, strides), "linear", offset);
+}
+
+}  // namespace
+
+TEST_CASE("golden: f32 chain with a scalar literal and a broadcast input") {
+  //   x[6,5] ─ Mul(0.1) ─ Add(b[5]) ─ Relu ─ y     (30 elements: 7 vectors and a 2-element tail)
+  GraphBuilder b;
+  const Tensor x = b.input("x", {6, 5}), bias = b.input("b", {5});
+  const Tensor y = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.scalar(0.1f)}), bias})});
+  b.output(y, "y");
+  const GroupKernel kernel = kernel_of(b);
+  const KernelSpec& spec = kernel.spec;
+  CHECK(spec.label == "Mul -> Add -> Relu");
+  REQUIRE(spec.inputs.size() == 3);
+  CHECK(spec.inputs[1].is_literal);
+  CHECK(spec.inputs[1].literal == static_cast<double>(0.1f));
+  CHECK(count_bindings(spec) == 3);  // x, b, y
+  CHECK(kernel.bound_values == std::vector<ValueId>{x.id, bias.id, y.id});
+  CHECK(kernel_workgroups(spec) == 1);
+  check_golden("chain_f32_literal_broadcast", spec);
+}
+
+TEST_CASE("golden: f16 inputs, bool output") {
+  //   a[3,5] f16 ─ Abs ─ Greater(t[5] f16) ─ y bool
+  GraphBuilder b;
+  const Tensor a = b.input("a", {3, 5}, DType::kF16), t = b.input("t", {5}, DType::kF16);
+  b.output(b.op("Greater", {b.op("Abs", {a}), t}), "y");
+  const GroupKernel kernel = kernel_of(b);
+  const KernelSpec& spec = kernel.spec;
+  CHECK(spec.label == "Abs -> Greater");
+  REQUIRE(spec.outputs.size() == 1);
+  CHECK(spec.outputs[0].dtype == DType::kBool);
+  CHECK(spec.ops[0].dtype == DType::kF16);
+  CHECK(count_bindings(spec) == 3);
+  check_golden("compare_f16_bool", spec);
+}
+
+TEST_CASE("golden: reduction with a pre and a post op") {
+  //   x[4,16] ─ Mul(x) ─ ReduceMean(axis 1) ─ Sqrt ─ y[4]     (root mean square of each row)
+  GraphBuilder b;
+  const Tensor x = b.input("x", {4, 16});
+  const Tensor mean = b.op("ReduceMean", {b.op("Mul", {x, x})}, {{"axis", 1}, {"keepdims", 0}});
+  b.output(b.op("Sqrt", {mean}), "y");
+  const GroupKernel kernel = kernel_of(b);
+  const KernelSpec& spec = kernel.spec;
+  CHECK(spec.label == "Mul -> ReduceMean -> Sqrt");
+  REQUIRE(spec.is_reduce());
+  CHECK(spec.reduce_axis == 1);
+  CHECK(spec.reduced == Shape{4});
+  REQUIRE(spec.reductions.size() == 1);
+  CHECK(spec.reductions[0].mean);
+  CHECK(spec.ops.size() == 1);
+  CHECK(spec.post_ops.size() == 1);
+  CHECK(spec.outputs[0].pre_stage == false);
+  CHECK(count_bindings(spec) == 2);
+  CHECK(kernel_workgroups(spec) == 4);  // one workgroup per row
+  check_golden("reduce_mean_sqrt", spec);
+}
+
+TEST_CASE("a spec the templates cannot express is an error naming the group") {
+  KernelSpec spec;
+  spec.label = "Bad";
+  spec.domain = {8};
+  spec.inputs.push_back({DType::kF32, {3}});
+  spec.ops.push_back({"Neg", "ops/neg.glsl", "op_neg", {{KernelOperand::Source::kInput, 0}}, {}, DType::kF32});
+  spec.outputs.push_back({{KernelOperand::Source::kOp, 0}});
+  auto broadcast = build_kernel(spec);
+  REQUIRE_FALSE(broadcast.ok());
+  CHECK(broadcast.status().message() == "group 'Bad': input of shape [3] does not broadcast to the domain [8]");
+
+  spec.inputs[0].shape = {8};
+  spec.ops[0].args[0].index = 1;
+  auto operand = build_kernel(spec);
+  REQUIRE_FALSE(operand.ok());
+  CHECK(operand.status().message() == "group 'Bad': op 0 (Neg) has an operand out of range");
+
+  spec.ops[0].args[0].index = 0;
+  spec.ops[0].snippet = "ops/no_such_op.glsl";
+  auto snippet = build_kernel(spec);
+  REQUIRE_FALSE(snippet.ok());
+  CHECK(snippet.status().code() == ErrorCode::kNotFound);
+  CHECK(snippet.status().message().find("ops/no_such_op.glsl") != std::string::npos);
+}
+
+TEST_CASE("broadcast index math") {
+  SUBCASE("a trailing vector repeats along the rows") {
+    CHECK(index_of({8, 4}, {4}) == "(linear % 4u)");
+  }
+  SUBCASE("a column repeats along the columns") {
+    CHECK(index_of({8, 4}, {8, 1}) == "(linear / 4u)");
+  }
+  SUBCASE("a broadcast middle axis between two kept ones") {
+    const auto map = broadcast_map({2, 3, 4}, {2, 1, 4});
+    REQUIRE(map.size() == 3);
+    CHECK(map[1].stride == 0);
+    CHECK(index_of({2, 3, 4}, {2, 1, 4}) == "(linear % 4u) + (linear / 12u) * 4u");
+  }
+  SUBCASE("same shape collapses to the linear index") {
+    CHECK(broadcast_map({2, 3, 4}, {2, 3, 4}).size() == 1);
+    CHECK(index_of({2, 3, 4}, {2, 3, 4}) == "linear");
+    CHECK(index_of({2, 3, 4}, {1, 3, 4}) == "(linear % 12u)");  // leading ones collapse too
+  }
+  SUBCASE("a strided view: every other column from an offset") {
+    // Columns 1, 3, 5, 7 of a [3,8] tensor: strides {8, 2}, offset 1; the rows are contiguous in
+    // the view's index space, so the two axes collapse into one of stride 2.
+    CHECK(index_of({3, 4}, {3, 4}, {8, 2}, 1) == "linear * 2u + 1u");
+    CHECK(index_of({3, 4}, {3, 4}, {10, 2}) == "(linear % 4u) * 2u + (linear / 4u) * 10u");
+  }
+  SUBCASE("a reversed view uses signed arithmetic") {
+    // Slice(start 8, end 0, step -2) of [10]: elements 8, 6, 4, 2.
+    CHECK(index_of({4}, {4}, {-2}, 8) == "uint(int(linear) * -2 + 8)");
+  }
+  SUBCASE("a strided view of lower rank than the domain") {
+    // broadcast_map reads strides[d - lead] for the leading domain axes the view does not have
+    // (an out-of-range index: d - lead wraps). The result must still be the plain broadcast.
+    CHECK(index_of({3, 4}, {4}, {2}, 1) == "(linear % 4u) * 2u + 1u");
+  }
+  SUBCASE("a scalar") {
+    CHECK(index_of({8, 4}, {}) == "0u");
+    CHECK(index_of({8, 4}, {1, 1}, {}, 5) == "5u");
+    // "Empty when the input is a single element" (codegen/broadcast_map.h).
+    CHECK(broadcast_map({8, 4}, {}).empty());
+    CHECK(broadcast_map({}, {}).empty());
+  }
+}
+
+}  // namespace vkfuse
+
+namespace vkfuse {
+
+TEST_CASE("a view folds into the load index of its consumer") {
+  //   x[9] ─ Slice(1:9:2) ─┐
+  //             y[3,4] ────Add ─ z[3,4]     reads x[1 + 2 * (i % 4)], binds x itself
+  GraphBuilder b;
+  const Tensor x = b.input("x", {9});
+  const Tensor s = b.op("Slice", {x}, {{"start", 1}, {"step", 2}});
+  b.output(b.op("Add", {s, b.input("y", {3, 4})}), "z");
+  const GroupKernel kernel = kernel_of(b);
+  REQUIRE(kernel.spec.inputs.size() == 2);
+  CHECK(kernel.spec.inputs[0].shape == Shape{4});
+  CHECK(kernel.spec.inputs[0].strides == std::vector<std::int64_t>{2});
+  CHECK(kernel.spec.inputs[0].offset == 1);
+  CHECK(kernel.bound_values.front() == x.id);
+  auto source = build_kernel(kernel.spec);
+  REQUIRE(source.ok());
+  CHECK(source->find("const float a0 = vkf_in0.d[(i % 4u) * 2u + 1u];") != std::string::npos);
+  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
+  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
+}
+
+}  // namespace vkfuse
