@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -69,7 +70,7 @@ struct Stage {
   std::vector<InputAccess> access;
   std::vector<int> binding;
 
-  std::string buffer(std::size_t k) const { return "vkf_" + prefix + "in" + std::to_string(k); }
+  std::string buffer(std::size_t k) const { return "vkf_b" + std::to_string(binding[k]); }
   std::string operand(const KernelOperand& op) const {
     switch (op.source) {
       case KernelOperand::Source::kInput: return prefix + "x" + std::to_string(op.index);
@@ -95,19 +96,19 @@ struct Stage {
     return glsl_load(inputs[k].dtype, buffer(k) + ".d[" + index + "]");
   }
 
-  std::string declarations() const {
-    std::ostringstream out;
+  // Declares each binding once (a scalar view, plus a vec4 view where an input loads vectors).
+  void declare(std::ostringstream& out, std::set<std::pair<int, bool>>& declared) const {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (binding[k] < 0) continue;
       const DType dtype = inputs[k].dtype;
       // restrict: inputs are never written by the group, so loads may be batched ahead of stores.
-      out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
-          << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
-      if (access[k] == InputAccess::kFull)
+      if (declared.insert({binding[k], false}).second)
+        out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
+            << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
+      if (access[k] == InputAccess::kFull && declared.insert({binding[k], true}).second)
         out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
             << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
     }
-    return out.str();
   }
 
   // A chain function: non-literal inputs (after `leading` parameters) in, `results` out.
@@ -170,12 +171,19 @@ std::string join_call(const std::string& name, const std::vector<std::string>& a
   return call + ");";
 }
 
+// Assigns bindings in order of first use; inputs naming the same buffer share one.
 Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<KernelOp>& ops, const Shape& shape,
-                 std::string prefix, int& next_binding) {
+                 std::string prefix, std::map<int, int>& shared, int& next_binding) {
   Stage stage{inputs, ops, shape, std::move(prefix), {}, {}};
   for (const KernelInput& input : inputs) {
     stage.access.push_back(classify(input, shape_numel(shape)));
-    stage.binding.push_back(input.is_literal ? -1 : next_binding++);
+    int b = -1;
+    if (!input.is_literal) {
+      if (input.buffer < 0) b = next_binding++;
+      else if (auto it = shared.find(input.buffer); it != shared.end()) b = it->second;
+      else b = shared[input.buffer] = next_binding++;
+    }
+    stage.binding.push_back(b);
   }
   return stage;
 }
@@ -315,10 +323,11 @@ std::uint64_t elementwise_num_vectors(std::int64_t numel) {
 }
 
 uint32_t count_bindings(const KernelSpec& spec) {
-  uint32_t count = static_cast<uint32_t>(spec.outputs.size());
-  for (const KernelInput& input : spec.inputs) count += input.is_literal ? 0 : 1;
-  for (const KernelInput& input : spec.post_inputs) count += input.is_literal ? 0 : 1;
-  return count;
+  std::map<int, int> shared;
+  int next_binding = 0;
+  make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
+  make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
+  return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size());
 }
 
 std::uint64_t kernel_workgroups(const KernelSpec& spec) {
@@ -328,9 +337,10 @@ std::uint64_t kernel_workgroups(const KernelSpec& spec) {
 
 Result<std::string> build_kernel(const KernelSpec& spec) {
   VKFUSE_TRY(check_spec(spec));
+  std::map<int, int> shared;
   int next_binding = 0;
-  const Stage pre = make_stage(spec.inputs, spec.ops, spec.domain, "", next_binding);
-  const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", next_binding);
+  const Stage pre = make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
+  const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   const int first_output_binding = next_binding;
 
   bool uses_f16 = false, uses_u8 = false;
@@ -373,8 +383,11 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       VKFUSE_ASSIGN_OR_RETURN(std::string_view snippet, find_shader(op.snippet));
       src << "// ---- " << op.snippet << "\n" << snippet << "\n";
     }
-  src << "// ---- bindings\n" << pre.declarations() << post.declarations()
-      << output_declarations(spec, first_output_binding) << "\n";
+  std::ostringstream declarations;
+  std::set<std::pair<int, bool>> declared;
+  pre.declare(declarations, declared);
+  post.declare(declarations, declared);
+  src << "// ---- bindings\n" << declarations.str() << output_declarations(spec, first_output_binding) << "\n";
 
   std::string body(root);
   if (!spec.is_reduce()) {

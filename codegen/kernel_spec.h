@@ -18,6 +18,7 @@ struct KernelInput {
   // dimension of `shape` and an element offset. Empty strides: contiguous from offset 0.
   std::vector<std::int64_t> strides;
   std::int64_t offset = 0;
+  int buffer = -1;          // inputs with the same id >= 0 share one binding (views of one tensor)
   bool is_literal = false;  // a scalar constant baked into the shader; no binding
   double literal = 0.0;
 };
@@ -76,7 +77,8 @@ struct KernelSpec {
   bool is_reduce() const { return !reductions.empty(); }
 };
 
-// Storage buffers the kernel binds: non-literal inputs, then non-literal post inputs, then outputs.
+// Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
+// then of the post inputs (both in order of first use), then the outputs.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

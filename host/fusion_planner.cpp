@@ -326,13 +326,16 @@ class Planner {
 }  // namespace
 
 std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group) {
-  std::size_t count = group.outputs.size();
+  // Views of one stored tensor share its binding; scalar constants are baked in.
+  std::set<ValueId> bases;
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
-    const bool literal = value.constant && value.constant->numel() == 1;
-    count += literal ? 0 : 1;
+    if (value.constant && value.constant->numel() == 1) continue;
+    while (graph.value(v).producer != kNoNode && graph.node(graph.value(v).producer).op->kind == OpKind::kView)
+      v = graph.node(graph.value(v).producer).inputs[0];
+    bases.insert(v);
   }
-  return count;
+  return group.outputs.size() + bases.size();
 }
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode) {

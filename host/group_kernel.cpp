@@ -83,6 +83,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       input.literal = value.constant->to_floats().at(0);
     } else {
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+      input.buffer = view.base;
       if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
         input.strides = view.layout.strides;
         input.offset = view.layout.offset;
@@ -135,13 +136,15 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     spec.outputs.push_back(output);
   }
 
-  // Binding order: non-literal pre inputs, non-literal post inputs, outputs (see count_bindings).
+  // Binding order (see count_bindings): the distinct stored tensors the pre inputs view, then the post
+  // inputs', in order of first use; then the outputs.
+  std::set<ValueId> bound;
   auto bind_inputs = [&](const std::vector<ValueId>& values) -> Status {
     for (ValueId v : values) {
       const Value& value = graph.value(v);
       if (value.constant && value.constant->numel() == 1) continue;
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-      kernel.bound_values.push_back(view.base);
+      if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
     }
     return {};
   };

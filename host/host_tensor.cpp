@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include <vkfuse/vkfuse.hpp>
@@ -21,7 +22,12 @@ HostTensor HostTensor::from_floats(Shape shape, const std::vector<float>& values
         break;
       }
       case DType::kI32: {
-        const std::int32_t x = std::isfinite(v) ? static_cast<std::int32_t>(v) : 0;
+        // Truncates toward zero and saturates at the int32 range (NaN -> 0): a plain cast is UB outside it.
+        std::int32_t x = 0;
+        if (std::isnan(v)) x = 0;
+        else if (v >= 2147483648.0f) x = INT32_MAX;
+        else if (v <= -2147483648.0f) x = INT32_MIN;
+        else x = static_cast<std::int32_t>(v);
         std::memcpy(out + 4 * i, &x, 4);
         break;
       }

@@ -33,7 +33,8 @@ struct HostTensor {
   std::vector<std::byte> bytes;
 
   std::int64_t numel() const { return shape_numel(shape); }
-  // Converts `values` to `dtype` (f16 rounds to nearest even, i32 truncates, bool is value != 0).
+  // Converts `values` to `dtype` (f16 rounds to nearest even, i32 truncates toward zero and saturates,
+  // NaN -> 0; bool is value != 0).
   static HostTensor from_floats(Shape shape, const std::vector<float>& values, DType dtype = DType::kF32);
   // Every element as float (bool as 0/1).
   std::vector<float> to_floats() const;
