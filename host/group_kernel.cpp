@@ -148,6 +148,20 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     }
     return {};
   };
+  // f16 and bool tensors live in 16- and 8-bit storage buffers; say so plainly where the device lacks them.
+  auto check_storage = [&](ValueId v) -> Status {
+    const Value& value = graph.value(v);
+    const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
+    if ((f16 && !device.f16_storage) || (boolean && !device.u8_storage))
+      return make_error(ErrorCode::kUnsupported,
+                        "group '" + group.label + "': tensor '" + value.name + "' is " + dtype_name(value.dtype) +
+                            ", which needs " + (f16 ? "storageBuffer16BitAccess" : "storageBuffer8BitAccess") +
+                            "; this device does not offer it (use f32, or Cast inside the graph)");
+    return {};
+  };
+  for (const auto* values : {&pre_input_values, &post_input_values, &group.outputs})
+    for (ValueId v : *values)
+      if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1)) VKFUSE_TRY(check_storage(v));
   VKFUSE_TRY(bind_inputs(pre_input_values));
   VKFUSE_TRY(bind_inputs(post_input_values));
   for (ValueId v : group.outputs) kernel.bound_values.push_back(v);

@@ -110,8 +110,17 @@ TEST_CASE("duplicate node names are rejected") {
   GraphBuilder b;
   const Tensor x = b.input("x", {4});
   const Tensor a = b.op("Relu", {x}, {}, "act");
-  b.output(b.op("Neg", {a}, {}, "act"), "y");
-  CHECK_FALSE(b.build().ok());
+  CHECK_FALSE(b.op("Neg", {a}, {}, "act").valid());
+  CHECK(build_error(b).message() == "two nodes are named 'act'");
+
+  // A generated name steps aside for a given one.
+  GraphBuilder c;
+  const Tensor r = c.op("Relu", {c.input("x", {4})}, {}, "Relu_1");
+  c.output(c.op("Relu", {r}), "y");
+  auto graph = c.build();
+  REQUIRE(graph.ok());
+  CHECK(graph_ir(*graph).node(0).name == "Relu_1");
+  CHECK(graph_ir(*graph).node(1).name != "Relu_1");
 }
 
 TEST_CASE("output dtypes follow the type rules") {

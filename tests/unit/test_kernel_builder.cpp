@@ -217,9 +217,29 @@ TEST_CASE("a view folds into the load index of its consumer") {
   CHECK(kernel.bound_values.front() == x.id);
   auto source = build_kernel(kernel.spec);
   REQUIRE(source.ok());
-  CHECK(source->find("const float a0 = vkf_in0.d[(i % 4u) * 2u + 1u];") != std::string::npos);
+  CHECK(source->find("const float a0 = vkf_b0.d[(i % 4u) * 2u + 1u];") != std::string::npos);
   auto spirv = compile_glsl_compute(*source, kernel.spec.label);
   CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
+}
+
+}  // namespace vkfuse
+
+namespace vkfuse {
+
+TEST_CASE("views of one tensor share one binding") {
+  //   x[8] ─┬─ Slice(0:4) ─┐
+  //         └─ Slice(4:8) ─Add ─ y[4]      binds x once
+  GraphBuilder b;
+  const Tensor x = b.input("x", {8});
+  const Tensor lo = b.op("Slice", {x}, {{"end", 4}}), hi = b.op("Slice", {x}, {{"start", 4}});
+  const Tensor y = b.op("Add", {lo, hi});
+  b.output(y, "y");
+  const GroupKernel kernel = kernel_of(b);
+  CHECK(kernel.bound_values == std::vector<ValueId>{x.id, y.id});
+  CHECK(count_bindings(kernel.spec) == 2);
+  auto source = build_kernel(kernel.spec);
+  REQUIRE(source.ok());
+  MESSAGE(*source);
 }
 
 }  // namespace vkfuse

@@ -24,9 +24,9 @@ float op_add(float a, float b) { return a + b; }
 float op_relu(float x) { return max(x, 0.0); }
 
 // ---- bindings
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_in0;
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { vec4 d[]; } vkf_in0v;
-layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[]; } vkf_in2;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_b0;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { vec4 d[]; } vkf_b0v;
+layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[]; } vkf_b1;
 layout(std430, set = 0, binding = 2) writeonly buffer VkfBuf2 { float d[]; } vkf_out0;
 layout(std430, set = 0, binding = 2) writeonly buffer VkfBuf2V { vec4 d[]; } vkf_out0v;
 
@@ -56,15 +56,15 @@ void main() {
   for (uint t = gl_GlobalInvocationID.x; t < VKF_NUM_VECS; t += vkf_stride) {
     const uint base = t * VKF_VEC;
     if (base + VKF_VEC <= VKF_NUMEL) {
-      const vec4 p0 = vec4(vkf_in0v.d[t]);
+      const vec4 p0 = vec4(vkf_b0v.d[t]);
       const float a0_0 = p0.x;
       const float a0_1 = p0.y;
       const float a0_2 = p0.z;
       const float a0_3 = p0.w;
-      const float a2_0 = vkf_in2.d[((base + 0u) % 5u)];
-      const float a2_1 = vkf_in2.d[((base + 1u) % 5u)];
-      const float a2_2 = vkf_in2.d[((base + 2u) % 5u)];
-      const float a2_3 = vkf_in2.d[((base + 3u) % 5u)];
+      const float a2_0 = vkf_b1.d[((base + 0u) % 5u)];
+      const float a2_1 = vkf_b1.d[((base + 1u) % 5u)];
+      const float a2_2 = vkf_b1.d[((base + 2u) % 5u)];
+      const float a2_3 = vkf_b1.d[((base + 3u) % 5u)];
       float r0_0;
       float r0_1;
       float r0_2;
@@ -78,8 +78,8 @@ void main() {
       for (uint l = 0u; l < VKF_VEC; ++l) {
         const uint i = base + l;
         if (i < VKF_NUMEL) {
-          const float a0 = vkf_in0.d[i];
-          const float a2 = vkf_in2.d[(i % 5u)];
+          const float a0 = vkf_b0.d[i];
+          const float a2 = vkf_b1.d[(i % 5u)];
           float r0;
           vkf_lane(a0, a2, r0);
           vkf_out0.d[i] = r0;

@@ -26,9 +26,9 @@ bool op_greater_or_equal(float a, float b) { return a >= b; }
 bool op_less_or_equal(float a, float b) { return a <= b; }
 
 // ---- bindings
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float16_t d[]; } vkf_in0;
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { f16vec4 d[]; } vkf_in0v;
-layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float16_t d[]; } vkf_in1;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float16_t d[]; } vkf_b0;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { f16vec4 d[]; } vkf_b0v;
+layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float16_t d[]; } vkf_b1;
 layout(std430, set = 0, binding = 2) writeonly buffer VkfBuf2 { uint8_t d[]; } vkf_out0;
 layout(std430, set = 0, binding = 2) writeonly buffer VkfBuf2V { u8vec4 d[]; } vkf_out0v;
 
@@ -56,15 +56,15 @@ void main() {
   for (uint t = gl_GlobalInvocationID.x; t < VKF_NUM_VECS; t += vkf_stride) {
     const uint base = t * VKF_VEC;
     if (base + VKF_VEC <= VKF_NUMEL) {
-      const vec4 p0 = vec4(vkf_in0v.d[t]);
+      const vec4 p0 = vec4(vkf_b0v.d[t]);
       const float a0_0 = p0.x;
       const float a0_1 = p0.y;
       const float a0_2 = p0.z;
       const float a0_3 = p0.w;
-      const float a1_0 = float(vkf_in1.d[((base + 0u) % 5u)]);
-      const float a1_1 = float(vkf_in1.d[((base + 1u) % 5u)]);
-      const float a1_2 = float(vkf_in1.d[((base + 2u) % 5u)]);
-      const float a1_3 = float(vkf_in1.d[((base + 3u) % 5u)]);
+      const float a1_0 = float(vkf_b1.d[((base + 0u) % 5u)]);
+      const float a1_1 = float(vkf_b1.d[((base + 1u) % 5u)]);
+      const float a1_2 = float(vkf_b1.d[((base + 2u) % 5u)]);
+      const float a1_3 = float(vkf_b1.d[((base + 3u) % 5u)]);
       bool r0_0;
       bool r0_1;
       bool r0_2;
@@ -78,8 +78,8 @@ void main() {
       for (uint l = 0u; l < VKF_VEC; ++l) {
         const uint i = base + l;
         if (i < VKF_NUMEL) {
-          const float a0 = float(vkf_in0.d[i]);
-          const float a1 = float(vkf_in1.d[(i % 5u)]);
+          const float a0 = float(vkf_b0.d[i]);
+          const float a1 = float(vkf_b1.d[(i % 5u)]);
           bool r0;
           vkf_lane(a0, a1, r0);
           vkf_out0.d[i] = uint8_t(r0 ? 1u : 0u);

@@ -20,8 +20,8 @@ float op_mul(float a, float b) { return a * b; }
 float op_sqrt(float x) { return sqrt(x); }
 
 // ---- bindings
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_in0;
-layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { vec4 d[]; } vkf_in0v;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_b0;
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0V { vec4 d[]; } vkf_b0v;
 layout(std430, set = 0, binding = 1) writeonly buffer VkfBuf1 { float d[]; } vkf_out0;
 
 // ---- roots/reduce.glsl
@@ -58,7 +58,7 @@ void main() {
     float acc0 = 0.0;
     for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
       const uint i = row * VKF_INNER + k;
-      const float a0 = vkf_in0.d[i];
+      const float a0 = vkf_b0.d[i];
       float r0;
       vkf_lane(a0, r0);
       acc0 = vkf_combine_sum(acc0, r0);
