@@ -239,7 +239,12 @@ TEST_CASE("views of one tensor share one binding") {
   CHECK(count_bindings(kernel.spec) == 2);
   auto source = build_kernel(kernel.spec);
   REQUIRE(source.ok());
-  MESSAGE(*source);
+  CHECK(source->find("buffer VkfBuf1 { float d[]; } vkf_out0;") != std::string::npos);  // y is binding 1
+  CHECK(source->find("binding = 2") == std::string::npos);
+  CHECK(source->find("const vec4 p0 = vec4(vkf_b0v.d[t]);") != std::string::npos);  // x[0:4]: vector loads
+  CHECK(source->find("const float a1 = vkf_b0.d[i + 4u];") != std::string::npos);    // x[4:8]: offset 4
+  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
+  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
 }
 
 }  // namespace vkfuse
