@@ -159,7 +159,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
                             "; this device does not offer it (use f32, or Cast inside the graph)");
     return {};
   };
-  for (const std::vector<ValueId>* values : {&pre_input_values, &post_input_values, &group.outputs})
+  for (const std::vector<ValueId>* values :
+       std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &post_input_values, &group.outputs})
     for (ValueId v : *values)
       if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1)) VKFUSE_TRY(check_storage(v));
   VKFUSE_TRY(bind_inputs(pre_input_values));
