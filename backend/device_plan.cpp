@@ -1,6 +1,7 @@
 #include "backend/device_plan.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace vkfuse {
 
@@ -8,7 +9,9 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   DevicePlan plan;
   // 256 invocations fill a wave on every vendor and leave room for registers; smaller devices get less.
   plan.elementwise_workgroup = std::min<std::uint32_t>(256, std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]));
-  plan.reduce_workgroup = plan.elementwise_workgroup;
+  // The reduce root folds partials in a shared-memory tree that halves the active range each step:
+  // its workgroup must be a power of two.
+  plan.reduce_workgroup = std::bit_floor(plan.elementwise_workgroup);
   // Groups rarely need many buffers; 16 keeps descriptor sets small and fits every Vulkan device.
   plan.max_bindings = std::min<std::uint32_t>(16, caps.max_storage_buffers_per_stage);
   plan.max_push_constant_bytes = caps.max_push_constants_bytes;

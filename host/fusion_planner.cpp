@@ -74,14 +74,21 @@ class Planner {
     return out == g.reduced;
   }
 
-  // Groups that `g` depends on, directly.
+  // The groups a node set reads from: the home group of every value it reads but does not compute.
   std::set<int> dependencies(const std::set<NodeId>& nodes) const {
     std::set<int> deps;
     for (NodeId n : nodes)
-      for (ValueId v : graph_.node(n).inputs)
-        for (int g : source_groups(v))
-          if (!nodes.count(group_nodes_first(g))) deps.insert(g);
+      for (ValueId v : graph_.node(n).inputs) {
+        const NodeId p = stored_producer(v);
+        if (p != kNoNode && !nodes.count(p)) deps.insert(group_of_[static_cast<std::size_t>(p)]);
+      }
     return deps;
+  }
+
+  // The computing node behind a value (through views), or kNoNode for graph inputs and constants.
+  NodeId stored_producer(ValueId v) const {
+    while (is_view_value(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
+    return graph_.value(v).producer;
   }
 
   // The groups a value's data comes from (a view's data comes from its base's group).
@@ -201,9 +208,56 @@ class Planner {
       phase_[static_cast<std::size_t>(n)] = *phase;
     }
     merged.alive = true;
+    if (mode == FusionMode::kFused && phase_[static_cast<std::size_t>(n)] != Phase::kPost) recompute_inputs(n, merged);
     drafts_.push_back(std::move(merged));
     const int id = static_cast<int>(drafts_.size() - 1);
-    for (NodeId m : drafts_.back().nodes) group_of_[static_cast<std::size_t>(m)] = id;
+    // The new group is home to `n` and to every node whose home it absorbed; recomputed copies keep
+    // their own home, which stores their values for whoever reads them from memory.
+    for (NodeId m : drafts_.back().nodes) {
+      int& home = group_of_[static_cast<std::size_t>(m)];
+      if (m == n || home < 0 || merge.count(home)) home = id;
+    }
+  }
+
+  // Recompute instead of reading: a cheap elementwise producer chain of `n`'s inputs that lives in
+  // another group is copied into n's group, so its value is not stored and read back. The chain
+  // stops at stored tensors (inputs, constants, views, results of reductions) and must cost at most
+  // kRecomputeBudget per element.
+  //   bias[1,13] ─ Mul ─ Tanh ─┐                      (both groups would otherwise need the value
+  //   x[7,13] ────────────────Add ─ Relu   => [Mul -> Tanh -> Add -> Relu]   in memory between them)
+  //   (tests/unit "cheap producers are recomputed instead of stored")
+  static constexpr float kRecomputeBudget = 16.0f;
+
+  void recompute_inputs(NodeId n, Draft& group) const {
+    for (ValueId v : graph_.node(n).inputs) {
+      if (is_view_value(v)) continue;
+      const NodeId p = graph_.value(v).producer;
+      if (p == kNoNode || group.nodes.count(p)) continue;
+      std::set<NodeId> chain;
+      float cost = 0.0f;
+      std::vector<NodeId> stack{p};
+      bool ok = true;
+      while (!stack.empty() && ok) {
+        const NodeId q = stack.back();
+        stack.pop_back();
+        if (chain.count(q) || group.nodes.count(q)) continue;
+        const Node& node = graph_.node(q);
+        if (node.op->kind != OpKind::kElementwise || phase_[static_cast<std::size_t>(q)] != Phase::kPre) {
+          ok = q != p;  // a stored result further up is a leaf; the input itself must be recomputable
+          continue;
+        }
+        chain.insert(q);
+        cost += node.op->cost;
+        ok = cost <= kRecomputeBudget;
+        for (ValueId u : node.inputs)
+          if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
+      }
+      if (!ok || chain.empty()) continue;
+      std::set<NodeId> nodes = group.nodes;
+      nodes.insert(chain.begin(), chain.end());
+      if (bindings_of(nodes) > device_.max_bindings) continue;
+      group.nodes = std::move(nodes);
+    }
   }
 
   // A pre-reduction node reads only pre-reduction values of its group, and a post-reduction node only
@@ -252,7 +306,9 @@ class Planner {
 
   // Inputs: values read by the group's nodes that it does not compute. Outputs: values it computes
   // that a graph output is, or that anything outside the group (a view included) reads.
-  void fill_io(FusionGroup& group) const {
+  // With `id` (a draft), only nodes whose home it is store their values; -1 treats every node as home
+  // (a conservative probe while merging).
+  void fill_io(FusionGroup& group, int id = -1) const {
     const std::set<NodeId> members(group.nodes.begin(), group.nodes.end());
     std::set<ValueId> seen_in;
     for (NodeId n : group.nodes)
@@ -261,19 +317,48 @@ class Planner {
         if ((p == kNoNode || !members.count(p)) && seen_in.insert(v).second) group.inputs.push_back(v);
       }
     for (NodeId n : group.nodes) {
+      if (id >= 0 && group_of_[static_cast<std::size_t>(n)] != id) continue;
       const ValueId v = graph_.node(n).output;
-      const Value& value = graph_.value(v);
-      bool needed = value.is_output;
-      for (NodeId c : value.consumers) needed |= !members.count(c);
-      if (needed) group.outputs.push_back(v);
+      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members)) group.outputs.push_back(v);
     }
+  }
+
+  // A value is stored by its home group when it is a graph output or some consumer reads it from
+  // memory: a consumer in a group that does not compute it itself.
+  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members) const {
+    const Value& value = graph_.value(graph_.node(n).output);
+    if (value.is_output) return true;
+    for (NodeId c : value.consumers) {
+      if (graph_.node(c).op->kind == OpKind::kView) return true;  // views read stored tensors
+      if (!drafts) {
+        if (!members.count(c)) return true;
+        continue;
+      }
+      for (const Draft& d : *drafts)
+        if (d.alive && d.nodes.count(c) && !d.nodes.count(n)) return true;
+    }
+    return false;
   }
 
   Result<FusionPlan> finish() {
     // Order groups topologically, earliest node first.
+    // A group whose every value is recomputed where it is used has nothing to store: it is dropped.
     std::vector<int> live;
-    for (int g = 0; g < static_cast<int>(drafts_.size()); ++g)
-      if (drafts_[static_cast<std::size_t>(g)].alive) live.push_back(g);
+    std::map<int, FusionGroup> built;
+    for (int g = 0; g < static_cast<int>(drafts_.size()); ++g) {
+      const Draft& d = drafts_[static_cast<std::size_t>(g)];
+      if (!d.alive) continue;
+      FusionGroup group;
+      group.root = d.root;
+      group.nodes.assign(d.nodes.begin(), d.nodes.end());
+      group.domain = d.domain;
+      fill_io(group, g);
+      if (group.outputs.empty()) continue;
+      for (NodeId n : group.nodes)
+        group.label += (group.label.empty() ? "" : " -> ") + std::string(graph_.node(n).op->name);
+      built[g] = std::move(group);
+      live.push_back(g);
+    }
     std::map<int, std::set<int>> deps;
     std::map<int, int> pending;
     std::map<int, std::vector<int>> users;
@@ -290,19 +375,11 @@ class Planner {
     while (!ready.empty()) {
       const int g = ready.top().second;
       ready.pop();
-      const Draft& d = drafts_[static_cast<std::size_t>(g)];
-      FusionGroup group;
-      group.root = d.root;
-      group.nodes.assign(d.nodes.begin(), d.nodes.end());
-      group.domain = d.domain;
-      for (NodeId n : group.nodes)
-        group.label += (group.label.empty() ? "" : " -> ") + std::string(graph_.node(n).op->name);
-      fill_io(group);
-      plan.op_count += group.nodes.size();
-      plan.groups.push_back(std::move(group));
+      plan.groups.push_back(std::move(built.at(g)));
       for (int u : users[g])
         if (--pending[u] == 0) ready.push({group_nodes_first(u), u});
     }
+    for (const Node& node : graph_.nodes) plan.op_count += node.op->kind == OpKind::kView ? 0 : 1;
     if (plan.groups.size() != live.size())
       return make_error(ErrorCode::kInternal, "fusion planner: the group graph has a cycle");
     for (const FusionGroup& group : plan.groups) {

@@ -143,12 +143,21 @@ void GraphBuilder::output(Tensor tensor, std::string name) {
     state_->fail(make_error(ErrorCode::kInvalidArgument, "output '" + name + "' is not a valid tensor"));
     return;
   }
-  Value& value = state_->ir.values[static_cast<std::size_t>(tensor.id)];
-  if (value.is_output || value.is_input || value.constant) {
-    state_->fail(make_error(ErrorCode::kUnsupported, "output '" + name + "': value '" + value.name +
-                                                         "' is already an output, an input or a constant"));
-    return;
+  {
+    const Value& value = state_->ir.value(tensor.id);
+    if (value.is_output) {
+      state_->fail(make_error(ErrorCode::kInvalidArgument,
+                              "output '" + name + "': value '" + value.name + "' is already the output '" + value.name + "'"));
+      return;
+    }
+    // A graph input, a constant or a view has no buffer of its own to download: an Identity writes it.
+    const bool is_view = value.producer != kNoNode && state_->ir.node(value.producer).op->kind == OpKind::kView;
+    if (value.is_input || value.constant || is_view) {
+      tensor = op("Identity", {tensor}, {}, name + "_copy");
+      if (!tensor.valid()) return;
+    }
   }
+  Value& value = state_->ir.values[static_cast<std::size_t>(tensor.id)];
   for (ValueId id : state_->ir.outputs)
     if (state_->ir.value(id).name == name) {
       state_->fail(make_error(ErrorCode::kInvalidArgument, "two graph outputs are named '" + name + "'"));
