@@ -16,7 +16,7 @@ std::vector<BroadcastDim> broadcast_map(const Shape& domain, const Shape& input,
     const std::int64_t extent = domain[d];
     const std::int64_t in_extent = d >= lead ? input[d - lead] : 1;
     if (extent == 1) continue;  // contributes nothing to the index
-    const std::int64_t own_stride = strides.empty() ? input_stride : strides[d - lead];
+    const std::int64_t own_stride = d < lead || strides.empty() ? input_stride : strides[d - lead];
     const std::int64_t stride = in_extent == 1 ? 0 : own_stride;
     input_stride *= in_extent;
     if (!dims.empty()) {

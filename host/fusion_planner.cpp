@@ -154,12 +154,11 @@ class Planner {
         std::set<NodeId> nodes{n};
         for (int t : trial) nodes.insert(drafts_[static_cast<std::size_t>(t)].nodes.begin(),
                                          drafts_[static_cast<std::size_t>(t)].nodes.end());
-        if (bindings_of(nodes) > device_.max_bindings) continue;
+        if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
         merge = std::move(trial);
         phase = p;
       }
     }
-    if (!merge.empty() && !phases_consistent(merge, n, *phase)) merge.clear();
     if (mode == FusionMode::kFused && merge.empty() && node.op->kind == OpKind::kReduce) {
       // Sibling reductions: a reduction of a stored tensor joins a reduce group that already folds the
       // same tensor over the same axes, so the tensor is read once.
@@ -174,7 +173,7 @@ class Planner {
         if (draft.axis != reduce_first_axis(node, draft.domain.size()) || draft.keepdims != reduce_keepdims(node)) continue;
         std::set<NodeId> nodes = draft.nodes;
         nodes.insert(n);
-        if (creates_cycle({g}, n) || bindings_of(nodes) > device_.max_bindings) continue;
+        if (creates_cycle({g}, n) || bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
         merge = {g};
         phase = Phase::kReduce;
         break;
@@ -255,20 +254,38 @@ class Planner {
       if (!ok || chain.empty()) continue;
       std::set<NodeId> nodes = group.nodes;
       nodes.insert(chain.begin(), chain.end());
-      if (bindings_of(nodes) > device_.max_bindings) continue;
+      if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
       group.nodes = std::move(nodes);
     }
   }
 
-  // A pre-reduction node reads only pre-reduction values of its group, and a post-reduction node only
-  // reduced ones: each runs in its own stage of the root template.
-  bool phases_consistent(const std::set<int>& merge, NodeId n, Phase phase) const {
-    for (ValueId v : graph_.node(n).inputs) {
-      const int g = producer_group(v);
-      if (g < 0 || !merge.count(g)) continue;
-      const Phase p = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
-      const bool ok = phase == Phase::kPost ? p != Phase::kPre : p == Phase::kPre;
-      if (!ok) return false;
+  // Whether a node set can run as one dispatch of its root template:
+  //  - no node reads a view of a value the set itself computes (it would read memory the same
+  //    dispatch is writing; tests/unit "a group never reads a view of a value it writes itself");
+  //  - one pass: every reduction folds values computed before any reduction, and a node after a
+  //    reduction reads only reduced values (tests/unit "a reduction that reads another's result
+  //    does not share its group").
+  bool forms_valid_group(const std::set<NodeId>& nodes) const {
+    std::map<NodeId, Phase> stage;
+    for (NodeId q : nodes) {  // ascending ids: topological order
+      const Node& node = graph_.node(q);
+      bool reads_pre = false, reads_reduced = false;
+      for (ValueId v : node.inputs) {
+        if (is_view_value(v)) {
+          if (nodes.count(stored_producer(v))) return false;
+          continue;
+        }
+        const NodeId p = graph_.value(v).producer;
+        if (p == kNoNode || !nodes.count(p)) continue;
+        (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
+      }
+      if (node.op->kind == OpKind::kReduce) {
+        if (reads_reduced) return false;
+        stage[q] = Phase::kReduce;
+      } else {
+        if (reads_pre && reads_reduced) return false;
+        stage[q] = reads_reduced ? Phase::kPost : Phase::kPre;
+      }
     }
     return true;
   }

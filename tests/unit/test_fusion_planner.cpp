@@ -104,21 +104,54 @@ TEST_CASE("value needed outside the group is a second output") {
 }
 
 TEST_CASE("broadcast to a larger shape starts a new group") {
-  //   a[1,4] ─ Relu ─ Mul(2) ─┐
-  //               b[8,4] ─────Add ─ Sigmoid ─ y[8,4]   => [Relu -> Mul] [Add -> Sigmoid]
+  //   a[1,4] ─ Exp ─ Tanh ─ Sigmoid ─┐
+  //                    b[8,4] ───────Add ─ Neg ─ y[8,4]   => [Exp -> Tanh -> Sigmoid] [Add -> Neg]
+  // (the small chain costs more than recomputing it per element of [8,4] is worth)
   GraphBuilder b;
   const Tensor a = b.input("a", {1, 4}), big = b.input("b", {8, 4});
-  const Tensor small = b.op("Mul", {b.op("Relu", {a}), b.scalar(2.0f)});
-  b.output(b.op("Sigmoid", {b.op("Add", {small, big})}), "y");
+  const Tensor small = b.op("Sigmoid", {b.op("Tanh", {b.op("Exp", {a})})});
+  b.output(b.op("Neg", {b.op("Add", {small, big})}), "y");
   const Graph graph = build_graph(b);
 
   const FusionPlan p = plan(graph);
-  CHECK(labels_of(p) == "Relu -> Mul | Add -> Sigmoid");
+  CHECK(labels_of(p) == "Exp -> Tanh -> Sigmoid | Add -> Neg");
   REQUIRE(p.groups.size() == 2);
   CHECK(p.groups[0].domain == Shape{1, 4});
   CHECK(p.groups[1].domain == Shape{8, 4});
-  CHECK(names(graph, p.groups[0].outputs) == "Mul_1");
-  CHECK(names(graph, p.groups[1].inputs) == "Mul_1, b");
+  CHECK(names(graph, p.groups[0].outputs) == "Sigmoid_2");
+  CHECK(names(graph, p.groups[1].inputs) == "Sigmoid_2, b");
+}
+
+TEST_CASE("cheap producers are recomputed instead of stored") {
+  //   bias[1,13] ─ Mul(2) ─ Tanh ─┐
+  //   x[7,13] ───────────────────Add ─ Relu ─ y    => [Mul -> Tanh -> Add -> Relu]
+  GraphBuilder b;
+  const Tensor bias = b.input("bias", {1, 13}), x = b.input("x", {7, 13});
+  const Tensor t = b.op("Tanh", {b.op("Mul", {bias, b.scalar(2.0f)})});
+  b.output(b.op("Relu", {b.op("Add", {t, x})}), "y");
+
+  SUBCASE("the producer group disappears") {
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "Mul -> Tanh -> Add -> Relu");
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].domain == Shape{7, 13});
+    CHECK(names(graph, p.groups[0].inputs) == "bias, const_2, x");
+    CHECK(names(graph, p.groups[0].outputs) == "y");
+    CHECK(p.op_count == 4);
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Mul | Tanh | Add | Relu");
+  }
+  SUBCASE("a producer that is also a graph output is stored by its own group") {
+    b.output(t, "t");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "Mul -> Tanh | Mul -> Tanh -> Add -> Relu");
+    REQUIRE(p.groups.size() == 2);
+    CHECK(names(graph, p.groups[0].outputs) == "t");
+    CHECK(names(graph, p.groups[1].inputs) == "bias, const_2, x");  // recomputed, not read back
+    CHECK(names(graph, p.groups[1].outputs) == "y");
+    CHECK(p.op_count == 4);
+  }
 }
 
 TEST_CASE("reduction takes the chains on both sides") {
@@ -178,29 +211,32 @@ TEST_CASE("two reductions of one input share the group") {
   }
   SUBCASE("different axes do not share") {
     GraphBuilder b;
-    const Tensor e = b.op("Exp", {b.input("x", {6, 10})});
-    b.output(b.op("ReduceSum", {e}, {{"axis", 1}}), "rows");
-    b.output(b.op("ReduceSum", {e}, {{"axis", 0}}), "all");
+    const Tensor x = b.input("x", {6, 10});
+    b.output(b.op("ReduceSum", {x}, {{"axis", 1}}), "rows");
+    b.output(b.op("ReduceSum", {x}, {{"axis", 0}}), "all");
     const Graph graph = build_graph(b);
     const FusionPlan p = plan(graph);
-    CHECK(labels_of(p) == "Exp -> ReduceSum | ReduceSum");
+    CHECK(labels_of(p) == "ReduceSum | ReduceSum");
+    CHECK(names(graph, p.groups.at(0).outputs) == "rows");
+    CHECK(names(graph, p.groups.at(1).outputs) == "all");
   }
 }
 
 TEST_CASE("merging never creates a cycle between groups") {
-  //   a[4,1] ─ Exp ─ e ──────────────────────────┐
-  //                  └─ Add(z[4,8]) ─ ReduceSum ─ Mul ─ y
-  // Mul cannot join Exp's group: that group would both feed and read the reduce group.
+  //   a[4,8] ─ ReduceSum ─ r[4,1] ──────────────────────────┐
+  //                        └─ Add(z[4,8]) ─ ReduceMax ─ m ─ Mul ─ y[4,1]
+  // Mul may not join r's group: that group would both feed and read m's group.
   GraphBuilder b;
-  const Tensor e = b.op("Exp", {b.input("a", {4, 1})});
-  const Tensor red = b.op("ReduceSum", {b.op("Add", {e, b.input("z", {4, 8})})}, {{"axis", 1}});
-  b.output(b.op("Mul", {e, red}), "y");
+  const Tensor r = b.op("ReduceSum", {b.input("a", {4, 8})}, {{"axis", 1}});
+  const Tensor m = b.op("ReduceMax", {b.op("Add", {r, b.input("z", {4, 8})})}, {{"axis", 1}});
+  b.output(b.op("Mul", {r, m}), "y");
   const Graph graph = build_graph(b);
   const FusionPlan p = plan(graph);
-  CHECK(labels_of(p) == "Exp | Add -> ReduceSum -> Mul");
+  CHECK(labels_of(p) == "ReduceSum | Add -> ReduceMax -> Mul");
   REQUIRE(p.groups.size() == 2);
-  CHECK(names(graph, p.groups[0].outputs) == "Exp_0");
-  CHECK(names(graph, p.groups[1].inputs) == "Exp_0, z");
+  CHECK(names(graph, p.groups[0].outputs) == "ReduceSum_0");
+  CHECK(names(graph, p.groups[1].inputs) == "ReduceSum_0, z");
+  CHECK(names(graph, p.groups[1].outputs) == "y");
 }
 
 TEST_CASE("the GIoU graph is one dispatch fused and one per op unfused") {

@@ -27,15 +27,27 @@
 namespace vkfuse {
 namespace {
 
+// The default plan with 16- and 8-bit storage buffers (f16 and bool tensors).
+DevicePlan small_types_device() {
+  DevicePlan device;
+  device.f16_storage = true;
+  device.u8_storage = true;
+  return device;
+}
+
 // The kernel of the only group `b`'s graph plans into.
-GroupKernel kernel_of(GraphBuilder& b) {
+Result<GroupKernel> try_kernel_of(GraphBuilder& b, const DevicePlan& device) {
   auto graph = b.build();
   REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
   const GraphIR& ir = graph_ir(*graph);
-  auto plan = plan_fusion(ir, DevicePlan{}, FusionMode::kFused);
+  auto plan = plan_fusion(ir, device, FusionMode::kFused);
   REQUIRE_MESSAGE(plan.ok(), plan.status().to_string());
   REQUIRE(plan->groups.size() == 1);
-  auto kernel = make_group_kernel(ir, plan->groups[0], DevicePlan{});
+  return make_group_kernel(ir, plan->groups[0], device);
+}
+
+GroupKernel kernel_of(GraphBuilder& b) {
+  auto kernel = try_kernel_of(b, small_types_device());
   REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
   return std::move(kernel).value();
 }
@@ -131,6 +143,34 @@ TEST_CASE("golden: reduction with a pre and a post op") {
   check_golden("reduce_mean_sqrt", spec);
 }
 
+TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
+  {
+    GraphBuilder b;
+    b.output(b.op("Neg", {b.input("h", {4}, DType::kF16)}), "y");
+    auto kernel = try_kernel_of(b, DevicePlan{});
+    REQUIRE_FALSE(kernel.ok());
+    CHECK(kernel.status().code() == ErrorCode::kUnsupported);
+    CHECK(kernel.status().message() ==
+          "group 'Neg': tensor 'h' is f16, which needs storageBuffer16BitAccess; this device does not offer it "
+          "(use f32, or Cast inside the graph)");
+  }
+  {
+    GraphBuilder b;
+    b.output(b.op("Less", {b.input("x", {4}), b.scalar(0.0f)}), "y");
+    auto kernel = try_kernel_of(b, DevicePlan{});
+    REQUIRE_FALSE(kernel.ok());
+    CHECK(kernel.status().message().find("tensor 'y' is bool, which needs storageBuffer8BitAccess") !=
+          std::string::npos);
+  }
+  {
+    // A bool that stays in registers needs no 8-bit storage.
+    GraphBuilder b;
+    const Tensor x = b.input("x", {4});
+    b.output(b.op("Where", {b.op("Less", {x, b.scalar(0.0f)}), b.scalar(0.0f), x}), "y");
+    CHECK(try_kernel_of(b, DevicePlan{}).ok());
+  }
+}
+
 TEST_CASE("a spec the templates cannot express is an error naming the group") {
   KernelSpec spec;
   spec.label = "Bad";
@@ -154,6 +194,47 @@ TEST_CASE("a spec the templates cannot express is an error naming the group") {
   REQUIRE_FALSE(snippet.ok());
   CHECK(snippet.status().code() == ErrorCode::kNotFound);
   CHECK(snippet.status().message().find("ops/no_such_op.glsl") != std::string::npos);
+}
+
+TEST_CASE("a view folds into the load index of its consumer") {
+  //   x[9] ─ Slice(1:9:2) ─┐
+  //             y[3,4] ────Add ─ z[3,4]     reads x[1 + 2 * (i % 4)], binds x itself
+  GraphBuilder b;
+  const Tensor x = b.input("x", {9});
+  const Tensor s = b.op("Slice", {x}, {{"start", 1}, {"step", 2}});
+  b.output(b.op("Add", {s, b.input("y", {3, 4})}), "z");
+  const GroupKernel kernel = kernel_of(b);
+  REQUIRE(kernel.spec.inputs.size() == 2);
+  CHECK(kernel.spec.inputs[0].shape == Shape{4});
+  CHECK(kernel.spec.inputs[0].strides == std::vector<std::int64_t>{2});
+  CHECK(kernel.spec.inputs[0].offset == 1);
+  CHECK(kernel.bound_values.front() == x.id);
+  auto source = build_kernel(kernel.spec);
+  REQUIRE(source.ok());
+  CHECK(source->find("const float a0 = vkf_b0.d[(i % 4u) * 2u + 1u];") != std::string::npos);
+  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
+  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
+}
+
+TEST_CASE("views of one tensor share one binding") {
+  //   x[8] ─┬─ Slice(0:4) ─┐
+  //         └─ Slice(4:8) ─Add ─ y[4]      binds x once
+  GraphBuilder b;
+  const Tensor x = b.input("x", {8});
+  const Tensor lo = b.op("Slice", {x}, {{"end", 4}}), hi = b.op("Slice", {x}, {{"start", 4}});
+  const Tensor y = b.op("Add", {lo, hi});
+  b.output(y, "y");
+  const GroupKernel kernel = kernel_of(b);
+  CHECK(kernel.bound_values == std::vector<ValueId>{x.id, y.id});
+  CHECK(count_bindings(kernel.spec) == 2);
+  auto source = build_kernel(kernel.spec);
+  REQUIRE(source.ok());
+  CHECK(source->find("buffer VkfBuf1 { float d[]; } vkf_out0;") != std::string::npos);  // y is binding 1
+  CHECK(source->find("binding = 2") == std::string::npos);
+  CHECK(source->find("const vec4 p0 = vec4(vkf_b0v.d[t]);") != std::string::npos);  // x[0:4]: vector loads
+  CHECK(source->find("const float a1 = vkf_b0.d[i + 4u];") != std::string::npos);    // x[4:8]: offset 4
+  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
+  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
 }
 
 TEST_CASE("broadcast index math") {
@@ -196,55 +277,6 @@ TEST_CASE("broadcast index math") {
     CHECK(broadcast_map({8, 4}, {}).empty());
     CHECK(broadcast_map({}, {}).empty());
   }
-}
-
-}  // namespace vkfuse
-
-namespace vkfuse {
-
-TEST_CASE("a view folds into the load index of its consumer") {
-  //   x[9] ─ Slice(1:9:2) ─┐
-  //             y[3,4] ────Add ─ z[3,4]     reads x[1 + 2 * (i % 4)], binds x itself
-  GraphBuilder b;
-  const Tensor x = b.input("x", {9});
-  const Tensor s = b.op("Slice", {x}, {{"start", 1}, {"step", 2}});
-  b.output(b.op("Add", {s, b.input("y", {3, 4})}), "z");
-  const GroupKernel kernel = kernel_of(b);
-  REQUIRE(kernel.spec.inputs.size() == 2);
-  CHECK(kernel.spec.inputs[0].shape == Shape{4});
-  CHECK(kernel.spec.inputs[0].strides == std::vector<std::int64_t>{2});
-  CHECK(kernel.spec.inputs[0].offset == 1);
-  CHECK(kernel.bound_values.front() == x.id);
-  auto source = build_kernel(kernel.spec);
-  REQUIRE(source.ok());
-  CHECK(source->find("const float a0 = vkf_b0.d[(i % 4u) * 2u + 1u];") != std::string::npos);
-  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
-  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
-}
-
-}  // namespace vkfuse
-
-namespace vkfuse {
-
-TEST_CASE("views of one tensor share one binding") {
-  //   x[8] ─┬─ Slice(0:4) ─┐
-  //         └─ Slice(4:8) ─Add ─ y[4]      binds x once
-  GraphBuilder b;
-  const Tensor x = b.input("x", {8});
-  const Tensor lo = b.op("Slice", {x}, {{"end", 4}}), hi = b.op("Slice", {x}, {{"start", 4}});
-  const Tensor y = b.op("Add", {lo, hi});
-  b.output(y, "y");
-  const GroupKernel kernel = kernel_of(b);
-  CHECK(kernel.bound_values == std::vector<ValueId>{x.id, y.id});
-  CHECK(count_bindings(kernel.spec) == 2);
-  auto source = build_kernel(kernel.spec);
-  REQUIRE(source.ok());
-  CHECK(source->find("buffer VkfBuf1 { float d[]; } vkf_out0;") != std::string::npos);  // y is binding 1
-  CHECK(source->find("binding = 2") == std::string::npos);
-  CHECK(source->find("const vec4 p0 = vec4(vkf_b0v.d[t]);") != std::string::npos);  // x[0:4]: vector loads
-  CHECK(source->find("const float a1 = vkf_b0.d[i + 4u];") != std::string::npos);    // x[4:8]: offset 4
-  auto spirv = compile_glsl_compute(*source, kernel.spec.label);
-  CHECK_MESSAGE(spirv.ok(), spirv.status().to_string());
 }
 
 }  // namespace vkfuse

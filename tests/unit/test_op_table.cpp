@@ -49,10 +49,12 @@ std::string one_op_kernel(const OpDef& op, const std::vector<Attr>& attrs) {
   b.output(b.op(op.name, inputs, attrs), "y");
   auto graph = b.build();
   REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-  auto plan = plan_fusion(graph_ir(*graph), DevicePlan{}, FusionMode::kFused);
+  DevicePlan device;
+  device.f16_storage = device.u8_storage = true;  // bool inputs and outputs
+  auto plan = plan_fusion(graph_ir(*graph), device, FusionMode::kFused);
   REQUIRE(plan.ok());
   REQUIRE(plan->groups.size() == 1);
-  auto kernel = make_group_kernel(graph_ir(*graph), plan->groups[0], DevicePlan{});
+  auto kernel = make_group_kernel(graph_ir(*graph), plan->groups[0], device);
   REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
   auto source = build_kernel(kernel->spec);
   REQUIRE_MESSAGE(source.ok(), source.status().to_string());

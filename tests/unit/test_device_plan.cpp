@@ -1,0 +1,62 @@
+// DeviceCaps -> DevicePlan with fake caps (no GPU): workgroup sizes, binding limits, alignment.
+#include <doctest/doctest.h>
+
+#include "backend/device_plan.h"
+
+namespace vkfuse {
+namespace {
+
+// Caps of a plain Vulkan 1.1 device at the spec minimums, with the given workgroup limit.
+DeviceCaps fake_caps(std::uint32_t max_invocations) {
+  DeviceCaps caps;
+  caps.max_workgroup_invocations = max_invocations;
+  caps.max_workgroup_size = {max_invocations, max_invocations, 64};
+  caps.max_workgroup_count = {65535, 65535, 65535};
+  caps.max_push_constants_bytes = 128;
+  caps.max_storage_buffers_per_stage = 4;
+  caps.max_storage_buffer_range = 1u << 27;
+  caps.min_storage_buffer_offset_alignment = 64;
+  return caps;
+}
+
+bool is_power_of_two(std::uint32_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+}  // namespace
+
+TEST_CASE("device plan from minimal caps") {
+  const DevicePlan plan = make_device_plan(fake_caps(128));
+  CHECK(plan.elementwise_workgroup == 128);
+  CHECK(plan.reduce_workgroup == 128);
+  CHECK(plan.max_bindings == 4);
+  CHECK(plan.max_groups_x == 65535);
+  CHECK(plan.binding_alignment == 256);  // at least 256, for vec4 loads at any bound offset
+  CHECK(plan.max_binding_bytes == (1u << 27));
+  CHECK_FALSE(plan.f16_storage);
+}
+
+TEST_CASE("device plan from large caps keeps its own caps") {
+  DeviceCaps caps = fake_caps(1024);
+  caps.max_storage_buffers_per_stage = 1u << 20;
+  caps.min_storage_buffer_offset_alignment = 1024;
+  caps.storage_buffer_16bit = true;
+  const DevicePlan plan = make_device_plan(caps);
+  CHECK(plan.elementwise_workgroup == 256);
+  CHECK(plan.max_bindings == 16);
+  CHECK(plan.binding_alignment == 1024);
+  CHECK(plan.f16_storage);
+}
+
+TEST_CASE("the reduce workgroup is a power of two") {
+  // The reduce root's shared-memory tree (s = size/2, size/4, ... 1) drops partial sums unless the
+  // workgroup size is a power of two: with 192 invocations, s goes 96, 48, 24, 12, 6, 3, 1 and the
+  // partial at index 2 is never folded into index 0.
+  for (std::uint32_t invocations : {128u, 192u, 200u, 256u, 1024u}) {
+    CAPTURE(invocations);
+    const DevicePlan plan = make_device_plan(fake_caps(invocations));
+    CHECK(is_power_of_two(plan.reduce_workgroup));
+    CHECK(plan.reduce_workgroup <= invocations);
+    CHECK(plan.elementwise_workgroup <= invocations);
+  }
+}
+
+}  // namespace vkfuse
