@@ -10,11 +10,11 @@
 namespace vkfuse {
 namespace {
 
-// "Sub -> Mul -> Add" -> "Sub_Mul_Add": file-name safe.
+// "Sub -> Mul -> Add" -> "Sub_Mul_Add": file-name safe ("-" separates the key).
 std::string sanitize(std::string_view label) {
   std::string out;
   for (char c : label) {
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     if (keep) out += c;
     else if (!out.empty() && out.back() != '_') out += '_';
   }
