@@ -208,6 +208,12 @@ Status check_spec(const KernelSpec& spec) {
   };
   if (spec.outputs.empty()) return fail("no outputs");
   if (shape_numel(spec.domain) <= 0) return fail("empty domain " + shape_to_string(spec.domain));
+  if (spec.is_kernel()) {
+    for (const KernelInput& input : spec.inputs)
+      if (input.is_literal || !input.strides.empty() || input.offset != 0)
+        return fail("kernel roots read whole contiguous tensors");
+    return {};
+  }
   for (const KernelInput& input : spec.inputs)
     if (!input.is_literal && !broadcasts_to(input.shape, spec.domain))
       return fail("input of shape " + shape_to_string(input.shape) + " does not broadcast to the domain " +
@@ -330,10 +336,35 @@ uint32_t count_bindings(const KernelSpec& spec) {
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size());
 }
 
-std::uint64_t kernel_workgroups(const KernelSpec& spec) {
-  if (spec.is_reduce()) return static_cast<std::uint64_t>(shape_numel(spec.domain) / reduce_inner(spec));
-  return (elementwise_num_vectors(shape_numel(spec.domain)) + spec.workgroup_size - 1) / spec.workgroup_size;
+std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {
+  if (spec.is_kernel()) return {spec.kernel_workgroups[0], spec.kernel_workgroups[1], spec.kernel_workgroups[2]};
+  if (spec.is_reduce()) return {static_cast<std::uint64_t>(shape_numel(spec.domain) / reduce_inner(spec)), 1, 1};
+  return {(elementwise_num_vectors(shape_numel(spec.domain)) + spec.workgroup_size - 1) / spec.workgroup_size, 1, 1};
 }
+
+namespace {
+
+// Kernel roots: the op's template behind typed load/store macros, so one template serves every dtype.
+std::string kernel_root_body(const KernelSpec& spec) {
+  std::ostringstream out;
+  for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
+  int binding = 0;
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k, ++binding) {
+    const DType dtype = spec.inputs[k].dtype;
+    out << "layout(std430, set = 0, binding = " << binding << ") restrict readonly buffer VkfBuf" << binding << " { "
+        << glsl_storage_type(dtype) << " d[]; } vkf_in" << k << ";\n";
+    out << "#define VKF_IN" << k << "(i) " << glsl_load(dtype, "vkf_in" + std::to_string(k) + ".d[i]") << "\n";
+  }
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k, ++binding) {
+    const DType dtype = spec.outputs[k].dtype;
+    out << "layout(std430, set = 0, binding = " << binding << ") restrict writeonly buffer VkfBuf" << binding << " { "
+        << glsl_storage_type(dtype) << " d[]; } vkf_out" << k << ";\n";
+    out << "#define VKF_OUT" << k << "(i, v) vkf_out" << k << ".d[i] = " << glsl_store(dtype, "(v)") << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
 
 Result<std::string> build_kernel(const KernelSpec& spec) {
   VKFUSE_TRY(check_spec(spec));
@@ -353,7 +384,9 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   for (const KernelOutput& output : spec.outputs) note(output.dtype);
 
   VKFUSE_ASSIGN_OR_RETURN(std::string_view prelude, find_shader("common/prelude.glsl"));
-  VKFUSE_ASSIGN_OR_RETURN(std::string_view root, find_shader(spec.is_reduce() ? "roots/reduce.glsl" : "roots/elementwise.glsl"));
+  const std::string root_path =
+      spec.is_kernel() ? spec.kernel_root : spec.is_reduce() ? "roots/reduce.glsl" : "roots/elementwise.glsl";
+  VKFUSE_ASSIGN_OR_RETURN(std::string_view root, find_shader(root_path));
 
   const std::int64_t numel = shape_numel(spec.domain);
   std::ostringstream src;
@@ -361,11 +394,15 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   if (uses_f16) src << "#extension GL_EXT_shader_16bit_storage : require\n";
   if (uses_u8) src << "#extension GL_EXT_shader_8bit_storage : require\n";
   src << "// vkfuse group: " << spec.label << "\n";
-  src << "// domain " << shape_to_string(spec.domain);
+  src << "// " << (spec.is_kernel() ? "output " : "domain ") << shape_to_string(spec.domain);
   if (spec.is_reduce()) src << " reduced to " << shape_to_string(spec.reduced);
   src << ", " << spec.ops.size() + spec.reductions.size() + spec.post_ops.size() << " ops, " << count_bindings(spec)
       << " bindings\n";
   src << "#define VKF_WORKGROUP_SIZE " << spec.workgroup_size << "\n";
+  if (spec.is_kernel()) {
+    src << prelude << "\n" << kernel_root_body(spec) << "// ---- " << root_path << "\n" << root;
+    return src.str();
+  }
   if (spec.is_reduce()) {
     src << "#define VKF_OUTER " << numel / reduce_inner(spec) << "u\n";
     src << "#define VKF_INNER " << reduce_inner(spec) << "u\n";

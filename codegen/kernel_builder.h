@@ -3,6 +3,7 @@
 // hooks filled by the group's chain.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include <vkfuse/status.hpp>
@@ -21,8 +22,8 @@ std::uint64_t elementwise_num_vectors(std::int64_t numel);
 // cannot express (a snippet that is not embedded, an operand out of range).
 Result<std::string> build_kernel(const KernelSpec& spec);
 
-// Workgroups to dispatch for the spec, before clamping to the device's limit (grid-stride loops in
-// the roots cover any remainder).
-std::uint64_t kernel_workgroups(const KernelSpec& spec);
+// Workgroups to dispatch for the spec. Elementwise and reduce roots: x before clamping to the device's
+// limit (their grid-stride loops cover any remainder); kernel roots: what the op's launcher chose.
+std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec);
 
 }  // namespace vkfuse

@@ -2,6 +2,7 @@
 // built by the host from a FusionGroup and the op table; codegen knows no op by name.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,7 +75,14 @@ struct KernelSpec {
   std::vector<KernelInput> post_inputs;  // broadcast to `reduced`
   std::vector<KernelOp> post_ops;
 
+  // Kernel root (when `kernel_root` is set): an op's own template (MatMul, Conv, ...) that reads the
+  // contiguous `inputs` through VKF_IN<k>(i) and writes outputs[0] through VKF_OUT0(i, v).
+  std::string kernel_root;                                          // "roots/matmul.glsl"
+  std::vector<std::pair<std::string, std::string>> kernel_defines;  // the op's constants
+  std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
+
   bool is_reduce() const { return !reductions.empty(); }
+  bool is_kernel() const { return !kernel_root.empty(); }
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,

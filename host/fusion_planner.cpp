@@ -55,6 +55,7 @@ class Planner {
   // Can `n` join group g through its input `v`? Sets the phase `n` would have there.
   bool can_join(const Draft& g, NodeId n, ValueId v, Phase& phase) const {
     const Node& node = graph_.node(n);
+    if (g.root == GroupRoot::kKernel || node.op->kind == OpKind::kKernel) return false;
     const Shape& out = graph_.value(node.output).shape;
     const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
     if (node.op->kind == OpKind::kReduce) {
@@ -207,7 +208,8 @@ class Planner {
       phase_[static_cast<std::size_t>(n)] = *phase;
     }
     merged.alive = true;
-    if (mode == FusionMode::kFused && phase_[static_cast<std::size_t>(n)] != Phase::kPost) recompute_inputs(n, merged);
+    if (mode == FusionMode::kFused && merged.root != GroupRoot::kKernel && phase_[static_cast<std::size_t>(n)] != Phase::kPost)
+      recompute_inputs(n, merged);
     drafts_.push_back(std::move(merged));
     const int id = static_cast<int>(drafts_.size() - 1);
     // The new group is home to `n` and to every node whose home it absorbed; recomputed copies keep
@@ -306,7 +308,11 @@ class Planner {
     const Node& node = graph_.node(n);
     Draft d;
     d.nodes.insert(n);
-    if (node.op->kind == OpKind::kReduce) {
+    if (node.op->kind == OpKind::kKernel) {
+      d.root = GroupRoot::kKernel;
+      d.domain = graph_.value(node.output).shape;
+      phase_[static_cast<std::size_t>(n)] = Phase::kReduce;  // nothing may join it
+    } else if (node.op->kind == OpKind::kReduce) {
       const Shape& in = graph_.value(node.inputs[0]).shape;
       d.root = GroupRoot::kReduce;
       d.domain = in;

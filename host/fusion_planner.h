@@ -17,6 +17,8 @@
 //
 //   views (Slice) never dispatch: consumers read the stored tensor through an index map
 //
+//   kernel ops (MatMul, Conv, pooling, ...) run as their own group: one node, its own template
+//
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
 // smaller tensor), where merging would create a cycle between groups, and where the group would bind
 // more storage buffers than the DevicePlan allows.
@@ -30,7 +32,7 @@
 
 namespace vkfuse {
 
-enum class GroupRoot { kElementwise, kReduce };
+enum class GroupRoot { kElementwise, kReduce, kKernel };
 
 struct FusionGroup {
   GroupRoot root = GroupRoot::kElementwise;

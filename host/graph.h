@@ -33,6 +33,9 @@ struct Node {
   std::vector<ValueId> inputs;
   ValueId output = -1;
   std::vector<float> attrs;  // one per op->attrs entry, defaults filled in
+  AttrLists lists;           // list attributes, by name (only those op->list_attrs allows)
+
+  OpAttrs op_attrs() const { return {attrs, lists}; }
 };
 
 struct GraphIR {

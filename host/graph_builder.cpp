@@ -3,6 +3,7 @@
 #include <set>
 
 #include "host/graph.h"
+#include "host/group_kernel.h"
 #include "host/op_registry.h"
 #include "host/shape_inference.h"
 
@@ -19,6 +20,19 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   }
   return out;
 }
+
+namespace {
+
+// A value whose data is its own stored tensor in row-major order (not a strided view of another).
+bool is_contiguous_value(const GraphIR& ir, ValueId v) {
+  auto view = resolve_view(ir, v);
+  if (!view.ok()) return false;
+  const StridedLayout contiguous = contiguous_layout(view->layout.shape);
+  return view->layout.offset == 0 && view->layout.strides == contiguous.strides &&
+         shape_numel(ir.value(view->base).shape) == shape_numel(view->layout.shape);
+}
+
+}  // namespace
 
 struct GraphBuilder::State {
   GraphIR ir;
@@ -113,6 +127,15 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
   for (Tensor t : inputs) node.inputs.push_back(t.id);
   for (const AttrDef& a : def->attrs) node.attrs.push_back(a.default_value);
   for (const Attr& given : attrs) {
+    if (given.is_list) {
+      if (std::find(def->list_attrs.begin(), def->list_attrs.end(), given.name) == def->list_attrs.end()) {
+        s.fail(make_error(ErrorCode::kInvalidArgument, "node '" + node_name + "' (" + std::string(op_type) +
+                                                           "): unknown list attribute '" + given.name + "'"));
+        return {};
+      }
+      node.lists[given.name] = given.ints;
+      continue;
+    }
     auto it = std::find_if(def->attrs.begin(), def->attrs.end(), [&](const AttrDef& a) { return a.name == given.name; });
     if (it == def->attrs.end()) {
       s.fail(make_error(ErrorCode::kInvalidArgument, "node '" + node_name + "' (" + std::string(op_type) +
@@ -121,7 +144,17 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
     }
     node.attrs[static_cast<std::size_t>(it - def->attrs.begin())] = given.value;
   }
+  // Kernel ops read contiguous tensors: a strided view feeding one is copied first. A view op that
+  // cannot express itself over a strided view (a Reshape of a transpose) gets the same copy.
+  if (def->kind == OpKind::kKernel)
+    for (ValueId& in : node.inputs)
+      if (!is_contiguous_value(s.ir, in)) in = op("Identity", {Tensor{in}}, {}, node_name + "_contiguous" + std::to_string(in)).id;
   auto inferred = infer_node(s.ir, node);
+  if (!inferred.ok() && def->kind == OpKind::kView && inferred.status().code() == ErrorCode::kUnsupported &&
+      !is_contiguous_value(s.ir, node.inputs[0])) {
+    node.inputs[0] = op("Identity", {Tensor{node.inputs[0]}}, {}, node_name + "_contiguous").id;
+    inferred = infer_node(s.ir, node);
+  }
   if (!inferred.ok()) {
     s.fail(inferred.status());
     return {};

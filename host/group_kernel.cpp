@@ -37,12 +37,46 @@ Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   StridedLayout layout = contiguous_layout(graph.value(base).shape);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const Node& node = graph.node(*it);
-    if (Status s = node.op->view(layout, node.attrs); !s.ok()) return s.with_context("node '" + node.name + "'");
+    if (Status s = node.op->view(layout, node.op_attrs()); !s.ok()) return s.with_context("node '" + node.name + "'");
   }
   return ResolvedView{base, std::move(layout)};
 }
 
+namespace {
+
+// A kernel op's group: its launcher picks the template, constants and geometry; inputs are bound whole.
+Result<GroupKernel> make_kernel_op_group(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
+  const Node& node = graph.node(group.nodes.at(0));
+  const Value& out = graph.value(node.output);
+  std::vector<TensorInfo> inputs;
+  GroupKernel kernel;
+  KernelSpec& spec = kernel.spec;
+  for (ValueId v : node.inputs) {
+    const Value& value = graph.value(v);
+    inputs.push_back({value.shape, value.dtype});
+    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+    if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
+      return make_error(ErrorCode::kInternal, "node '" + node.name + "': a kernel op reads a strided view");
+    kernel.bound_values.push_back(view.base);
+    spec.inputs.push_back({value.dtype, value.shape});
+  }
+  auto launch = node.op->launch(inputs, {out.shape, out.dtype}, node.op_attrs(), device);
+  if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
+  spec.label = group.label;
+  spec.domain = out.shape;
+  spec.workgroup_size = launch->workgroup_size;
+  spec.kernel_root = launch->root;
+  spec.kernel_defines = launch->defines;
+  spec.kernel_workgroups = launch->workgroups;
+  spec.outputs.push_back({{KernelOperand::Source::kOp, 0}, out.dtype, true});
+  kernel.bound_values.push_back(node.output);
+  return kernel;
+}
+
+}  // namespace
+
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
+  if (group.root == GroupRoot::kKernel) return make_kernel_op_group(graph, group, device);
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;
   spec.label = group.label;

@@ -3,9 +3,14 @@
 // it against a scalar CPU reference. Nothing outside the table names a specific op.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
-
+#include <utility>
 #include <vector>
 
 #include <vkfuse/status.hpp>
@@ -17,7 +22,55 @@ enum class OpKind {
   kElementwise,  // out[i] = f(in_0[bcast(i)], ..., in_k[bcast(i)]); fuses into any group
   kReduce,       // a reduction root: chains fuse into its loads and after its result
   kView,         // a layout op: an index map over a stored tensor, never a dispatch
+  kKernel,       // its own root template and one dispatch (MatMul, Conv, pooling, ...); reads and
+                 // writes contiguous tensors
 };
+
+struct DevicePlan;
+
+// List-valued attributes (pads, strides, perm, shape, axes), by name.
+using AttrLists = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
+
+// A node's attributes as ops see them: scalars in table order (defaults filled in), lists by name.
+struct OpAttrs {
+  std::span<const float> scalars;
+  const AttrLists& lists;
+
+  // The list, or `fallback` when the node does not have it.
+  std::vector<std::int64_t> list(std::string_view name, std::vector<std::int64_t> fallback = {}) const {
+    auto it = lists.find(name);
+    return it == lists.end() ? fallback : it->second;
+  }
+  bool has_list(std::string_view name) const { return lists.find(name) != lists.end(); }
+};
+
+struct TensorInfo {
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+
+// kKernel ops: the output's shape and dtype from the inputs (errors say what is wrong, without the
+// node: the caller adds it).
+using KernelInfer = Result<TensorInfo> (*)(std::span<const TensorInfo> inputs, const OpAttrs& attrs);
+
+// kKernel ops: the root template, its constants and the dispatch geometry. The template reads input k
+// with VKF_IN<k>(index) and writes with VKF_OUT0(index, value) (both in register types: float for
+// f32/f16), and finds every define given here plus VKF_WORKGROUP_SIZE.
+struct KernelLaunch {
+  std::string root;                                          // "roots/matmul.glsl"
+  std::vector<std::pair<std::string, std::string>> defines;  // {"VKF_M", "128u"}, ...
+  std::uint32_t workgroup_size = 256;                        // local_size_x
+  std::array<std::uint32_t, 3> workgroups{1, 1, 1};          // within the device's limits
+};
+using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
+                                                 const OpAttrs& attrs, const DevicePlan& device);
+
+// kKernel ops: the CPU reference over whole tensors (row-major, in double). `output.shape` is set.
+struct RefTensor {
+  Shape shape;
+  std::vector<double> data;
+};
+using KernelReference = Status (*)(std::span<const RefTensor> inputs, const OpAttrs& attrs, RefTensor& output);
 
 // How a kReduce op combines (its GLSL lives in shaders/roots/reduce.glsl, keyed by this).
 enum class ReduceCombine { kSum, kMean, kMax, kMin };
@@ -30,7 +83,9 @@ struct StridedLayout {
 };
 
 // For kView ops: rewrites `layout` (the input's view) into the output's view, or explains why not.
-using ViewTransform = Status (*)(StridedLayout& layout, std::span<const float> attrs);
+// ErrorCode::kUnsupported means "not as a view of this layout": the builder then copies the input into
+// a contiguous tensor first and tries again.
+using ViewTransform = Status (*)(StridedLayout& layout, const OpAttrs& attrs);
 
 
 // Which dtypes an input accepts. The GLSL register type follows the dtype: float for f32/f16,
@@ -75,12 +130,12 @@ using ScalarReference = double (*)(std::span<const double> inputs, std::span<con
 struct OpDef {
   std::string_view name;           // ONNX op type, e.g. "HardSigmoid"
   OpKind kind;
-  int arity;                       // number of inputs
+  int arity;                       // number of inputs (the most, when min_arity is set)
   std::string_view snippet;        // shaders/ops/<snippet>.glsl
   // GLSL function called with the inputs then the attributes, in table order. "{out}" is replaced with
   // the output dtype's name ("f32", "f16", "i32", "bool"), which lets Cast pick its target.
   std::string_view glsl_function;
-  InputClass input_class[3];       // first `arity` entries are used
+  InputClass input_class[3];       // first `arity` entries are used (kKernel ops check their own)
   TypeRule type_rule;
   std::span<const AttrDef> attrs;
   ScalarReference reference;
@@ -89,6 +144,11 @@ struct OpDef {
   TestDomain domain;
   ReduceCombine combine = ReduceCombine::kSum;  // kReduce only
   ViewTransform view = nullptr;                 // kView only
+  std::span<const std::string_view> list_attrs = {};  // list attributes the op accepts
+  int min_arity = -1;                           // fewest inputs (-1: exactly `arity`)
+  KernelInfer infer = nullptr;                  // kKernel only
+  KernelLauncher launch = nullptr;              // kKernel only
+  KernelReference reference_kernel = nullptr;   // kKernel only
 };
 
 }  // namespace vkfuse

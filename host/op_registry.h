@@ -17,5 +17,6 @@ const OpDef* find_op(std::string_view name);
 std::span<const OpDef> elementwise_ops();
 std::span<const OpDef> reduce_ops();
 std::span<const OpDef> view_ops();
+std::span<const OpDef> matmul_ops();
 
 }  // namespace vkfuse

@@ -89,6 +89,15 @@ Result<std::map<std::string, HostTensor>> evaluate_reference(const Graph& graph,
         }
         break;
       }
+      case OpKind::kKernel: {
+        std::vector<RefTensor> ins;
+        for (ValueId v : node.inputs) ins.push_back({ir.value(v).shape, data[static_cast<std::size_t>(v)]});
+        RefTensor out_tensor{out.shape, std::vector<double>(static_cast<std::size_t>(numel))};
+        if (Status s = node.op->reference_kernel(ins, node.op_attrs(), out_tensor); !s.ok())
+          return s.with_context("reference: node '" + node.name + "'");
+        result = std::move(out_tensor.data);
+        break;
+      }
       case OpKind::kView: {
         VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(ir, node.output));
         const std::vector<double>& base = data[static_cast<std::size_t>(view.base)];

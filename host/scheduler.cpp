@@ -40,7 +40,7 @@ Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& s
       pending_reads.clear();
       pending_writes.clear();
     }
-    recorder.dispatch(*d.pipeline, d.set, {}, d.groups_x);
+    recorder.dispatch(*d.pipeline, d.set, {}, d.groups[0], d.groups[1], d.groups[2]);
     ++stats.dispatches;
     if (stats.timestamps) recorder.timestamp(static_cast<std::uint32_t>(g + 1));
     pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());

@@ -3,6 +3,7 @@
 // overwrites while an earlier one may still read it), timestamps, downloads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct MemoryRange {
 struct ScheduledDispatch {
   const ComputePipeline* pipeline = nullptr;
   VkDescriptorSet set = VK_NULL_HANDLE;
-  std::uint32_t groups_x = 1;
+  std::array<std::uint32_t, 3> groups{1, 1, 1};
   std::vector<MemoryRange> reads;
   std::vector<MemoryRange> writes;
 };

@@ -179,8 +179,9 @@ struct Session::Impl {
       VKFUSE_ASSIGN_OR_RETURN(VkDescriptorSet set, descriptors->allocate(pipelines[k], ranges));
       dispatch.pipeline = &pipelines[k];
       dispatch.set = set;
-      const std::uint64_t groups = std::clamp<std::uint64_t>(kernel_workgroups(kernel.spec), 1, context->plan.max_groups_x);
-      dispatch.groups_x = static_cast<std::uint32_t>(groups);
+      const std::array<std::uint64_t, 3> groups = kernel_workgroups(kernel.spec);
+      dispatch.groups = {static_cast<std::uint32_t>(std::clamp<std::uint64_t>(groups[0], 1, context->plan.max_groups_x)),
+                         static_cast<std::uint32_t>(groups[1]), static_cast<std::uint32_t>(groups[2])};
       schedule.dispatches.push_back(std::move(dispatch));
     }
     for (const auto& [v, up] : uploads) schedule.uploads.push_back({up.handle(), own_buffers.at(v).handle(), up.size()});

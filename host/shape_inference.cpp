@@ -1,5 +1,7 @@
 #include "host/shape_inference.h"
 
+#include "host/group_kernel.h"
+
 namespace vkfuse {
 namespace {
 
@@ -43,12 +45,16 @@ int reduce_first_axis(const Node& node, std::size_t rank) {
 
 bool reduce_keepdims(const Node& node) { return node.attrs.at(1) != 0.0f; }
 
-Result<InferredValue> infer_node(const GraphIR& graph, const Node& node) {
+Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
   const OpDef& op = *node.op;
-  if (static_cast<int>(node.inputs.size()) != op.arity)
-    return make_error(ErrorCode::kInvalidArgument, where(node) + " takes " + std::to_string(op.arity) +
-                                                       " inputs, got " + std::to_string(node.inputs.size()));
-  for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+  const int given = static_cast<int>(node.inputs.size());
+  const int fewest = op.min_arity < 0 ? op.arity : op.min_arity;
+  if (given < fewest || given > op.arity)
+    return make_error(ErrorCode::kInvalidArgument,
+                      where(node) + " takes " + (fewest == op.arity ? std::to_string(op.arity)
+                                                                     : std::to_string(fewest) + " to " + std::to_string(op.arity)) +
+                          " inputs, got " + std::to_string(given));
+  for (std::size_t k = 0; k < node.inputs.size() && k < 3; ++k) {
     const Value& in = graph.value(node.inputs[k]);
     if (!accepts(op.input_class[k], in.dtype))
       return make_error(ErrorCode::kInvalidArgument, where(node) + ": input " + std::to_string(k) + " ('" + in.name +
@@ -56,7 +62,7 @@ Result<InferredValue> infer_node(const GraphIR& graph, const Node& node) {
                                                          class_name(op.input_class[k]));
   }
   const Value& first = graph.value(node.inputs.at(0));
-  InferredValue out{first.shape, first.dtype};
+  TensorInfo out{first.shape, first.dtype};
   switch (op.kind) {
     case OpKind::kElementwise: {
       for (std::size_t k = 1; k < node.inputs.size(); ++k) {
@@ -110,14 +116,25 @@ Result<InferredValue> infer_node(const GraphIR& graph, const Node& node) {
       return out;
     }
     case OpKind::kView: {
-      StridedLayout layout = contiguous_layout(first.shape);
-      if (Status s = op.view(layout, node.attrs); !s.ok()) return s.with_context(where(node));
+      // The transform sees the input's real layout: some views (a Reshape of a transpose) cannot be
+      // expressed over a strided one, and the builder then copies the input first.
+      auto resolved = resolve_view(graph, node.inputs[0]);
+      if (!resolved.ok()) return resolved.status();
+      StridedLayout layout = resolved->layout;
+      if (Status s = op.view(layout, node.op_attrs()); !s.ok()) return s.with_context(where(node));
       for (std::int64_t d : layout.shape)
         if (d <= 0)
           return make_error(ErrorCode::kInvalidArgument, where(node) + ": the result " + shape_to_string(layout.shape) +
                                                              " would be empty");
       out.shape = layout.shape;
       return out;
+    }
+    case OpKind::kKernel: {
+      std::vector<TensorInfo> inputs;
+      for (ValueId v : node.inputs) inputs.push_back({graph.value(v).shape, graph.value(v).dtype});
+      auto result = op.infer(inputs, node.op_attrs());
+      if (!result.ok()) return result.status().with_context(where(node));
+      return result;
     }
   }
   return make_error(ErrorCode::kInternal, where(node) + ": unknown op kind");

@@ -8,12 +8,7 @@
 
 namespace vkfuse {
 
-struct InferredValue {
-  Shape shape;
-  DType dtype = DType::kF32;
-};
-
-Result<InferredValue> infer_node(const GraphIR& graph, const Node& node);
+Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node);
 
 // kReduce ops reduce the trailing axes [first, rank): attribute "axis" (negative counts from the end),
 // "keepdims" keeps them as ones.

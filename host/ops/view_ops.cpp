@@ -11,7 +11,8 @@ namespace {
 
 constexpr AttrDef kSliceAttrs[] = {{"axis", 0.0f}, {"start", 0.0f}, {"end", 2147483647.0f}, {"step", 1.0f}};
 
-Status view_slice(StridedLayout& layout, std::span<const float> attrs) {
+Status view_slice(StridedLayout& layout, const OpAttrs& op_attrs) {
+  const std::span<const float> attrs = op_attrs.scalars;
   const auto rank = static_cast<std::int64_t>(layout.shape.size());
   std::int64_t axis = static_cast<std::int64_t>(attrs[0]);
   if (axis < 0) axis += rank;

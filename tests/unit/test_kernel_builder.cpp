@@ -102,7 +102,7 @@ TEST_CASE("golden: f32 chain with a scalar literal and a broadcast input") {
   CHECK(spec.inputs[1].literal == static_cast<double>(0.1f));
   CHECK(count_bindings(spec) == 3);  // x, b, y
   CHECK(kernel.bound_values == std::vector<ValueId>{x.id, bias.id, y.id});
-  CHECK(kernel_workgroups(spec) == 1);
+  CHECK(kernel_workgroups(spec) == std::array<std::uint64_t, 3>{1, 1, 1});
   check_golden("chain_f32_literal_broadcast", spec);
 }
 
@@ -139,7 +139,7 @@ TEST_CASE("golden: reduction with a pre and a post op") {
   CHECK(spec.post_ops.size() == 1);
   CHECK(spec.outputs[0].pre_stage == false);
   CHECK(count_bindings(spec) == 2);
-  CHECK(kernel_workgroups(spec) == 4);  // one workgroup per row
+  CHECK(kernel_workgroups(spec) == std::array<std::uint64_t, 3>{4, 1, 1});  // one workgroup per row
   check_golden("reduce_mean_sqrt", spec);
 }
 

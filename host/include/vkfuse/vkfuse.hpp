@@ -46,9 +46,15 @@ struct Tensor {
   bool valid() const { return id >= 0; }
 };
 
+// An attribute: a number (integers and enums too) or a list of integers (pads, perm, shape, axes).
 struct Attr {
+  Attr(std::string attr_name, float number) : name(std::move(attr_name)), value(number) {}
+  Attr(std::string attr_name, std::vector<std::int64_t> list)
+      : name(std::move(attr_name)), ints(std::move(list)), is_list(true) {}
   std::string name;
-  float value;
+  float value = 0.0f;
+  std::vector<std::int64_t> ints;
+  bool is_list = false;
 };
 
 struct GraphIR;
