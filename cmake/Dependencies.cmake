@@ -42,3 +42,10 @@ if(VKFUSE_BUILD_TESTS)
   find_package(doctest CONFIG QUIET)
   vkfuse_require(doctest_FOUND "doctest" "doctest-dev")
 endif()
+
+# ONNX models: protobuf and the system's onnx.proto (compiled with protoc at build time; the
+# generated classes live in namespace onnx, in the internal target vkfuse_onnx_proto).
+find_package(Protobuf QUIET)
+vkfuse_require(Protobuf_FOUND "protobuf (library and protoc)" "libprotobuf-dev protobuf-compiler")
+find_file(VKFUSE_ONNX_PROTO onnx/onnx.proto)
+vkfuse_require(VKFUSE_ONNX_PROTO "onnx.proto" "libonnx-dev")

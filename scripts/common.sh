@@ -6,9 +6,10 @@ VKFUSE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VKFUSE_BUILD_DIR=${VKFUSE_BUILD_DIR:-$VKFUSE_ROOT/build}
 
 # Build tools, the Vulkan loader and headers, lavapipe (Vulkan on the CPU, for machines without a GPU),
-# the Khronos validation layer, glslang, SPIRV-Tools, GLM, doctest.
+# the Khronos validation layer, glslang, SPIRV-Tools, GLM, doctest, protobuf and onnx.proto (ONNX import).
 VKFUSE_PACKAGES=(cmake ninja-build g++ pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-                 vulkan-tools glslang-dev spirv-tools libglm-dev doctest-dev)
+                 vulkan-tools glslang-dev spirv-tools libglm-dev doctest-dev libprotobuf-dev protobuf-compiler
+                 libonnx-dev)
 
 vkfuse_install_missing() {
   local missing=()
