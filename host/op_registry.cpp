@@ -7,7 +7,7 @@ namespace vkfuse {
 std::span<const OpDef> all_ops() {
   static const std::vector<OpDef> table = [] {
     std::vector<OpDef> ops;
-    for (auto table : {elementwise_ops(), reduce_ops(), view_ops(), matmul_ops()})
+    for (auto table : {elementwise_ops(), reduce_ops(), view_ops(), matmul_ops(), nn_ops(), tensor_ops(), composite_ops()})
       for (const OpDef& op : table) ops.push_back(op);
     return ops;
   }();

@@ -18,5 +18,8 @@ std::span<const OpDef> elementwise_ops();
 std::span<const OpDef> reduce_ops();
 std::span<const OpDef> view_ops();
 std::span<const OpDef> matmul_ops();
+std::span<const OpDef> nn_ops();         // Gemm, Conv, ConvTranspose, pooling
+std::span<const OpDef> tensor_ops();     // Concat, Gather, Pad, Resize, DepthToSpace, ArgMax, Tile, Expand
+std::span<const OpDef> composite_ops();  // Softmax, LayerNormalization, ... expanded into primitives
 
 }  // namespace vkfuse

@@ -1,0 +1,8 @@
+// The nn op table (see host/op_registry.h).
+#include "host/op_registry.h"
+
+namespace vkfuse {
+
+std::span<const OpDef> nn_ops() { return {}; }
+
+}  // namespace vkfuse
