@@ -12,8 +12,9 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   // The reduce root folds partials in a shared-memory tree that halves the active range each step:
   // its workgroup must be a power of two.
   plan.reduce_workgroup = std::bit_floor(plan.elementwise_workgroup);
-  // Groups rarely need many buffers; 16 keeps descriptor sets small and fits every Vulkan device.
-  plan.max_bindings = std::min<std::uint32_t>(16, caps.max_storage_buffers_per_stage);
+  // 32 storage buffers per group: a 16-input Concat (17) fits, descriptor sets stay small, and every
+  // desktop driver and lavapipe allow it; smaller devices get their own limit.
+  plan.max_bindings = std::min<std::uint32_t>(32, caps.max_storage_buffers_per_stage);
   plan.max_push_constant_bytes = caps.max_push_constants_bytes;
   // One workgroup per tile of work where the device allows it (NVIDIA: 2^31 - 1); the roots'
   // grid-stride loops cover what does not fit (65535 is the Vulkan minimum).

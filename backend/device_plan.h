@@ -11,7 +11,7 @@ namespace vkfuse {
 struct DevicePlan {
   std::uint32_t elementwise_workgroup = 256;  // invocations per workgroup for elementwise roots
   std::uint32_t reduce_workgroup = 256;       // invocations per workgroup for reduction roots
-  std::uint32_t max_bindings = 16;            // storage buffers one group may bind
+  std::uint32_t max_bindings = 32;            // storage buffers one group may bind
   std::uint32_t max_push_constant_bytes = 128;
   std::uint32_t max_groups_x = 65535;         // workgroups per dispatch (grid-stride loops cover the rest)
   std::uint64_t binding_alignment = 256;      // offsets of bound ranges (and vec4 alignment)

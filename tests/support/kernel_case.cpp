@@ -37,7 +37,7 @@ void check_kernel_case(const KernelCase& c, DType dtype, std::uint32_t seed) {
   REQUIRE(got.at("out").shape == want->at("out").shape);
   const double error = nmse(got.at("out").to_floats(), want->at("out").to_floats());
   CHECK_MESSAGE(error <= (dtype == DType::kF32 ? 1e-10 : 1e-5),
-                c.op << " " << dtype_name(dtype) << " " << shape_to_string(c.inputs[0]) << ": NMSE " << error);
+                std::string(c.op) << " " << dtype_name(dtype) << " " << shape_to_string(c.inputs[0]) << ": NMSE " << error);
 }
 
 }  // namespace vkfuse::testing

@@ -41,7 +41,7 @@ TEST_CASE("device plan from large caps keeps its own caps") {
   caps.storage_buffer_16bit = true;
   const DevicePlan plan = make_device_plan(caps);
   CHECK(plan.elementwise_workgroup == 256);
-  CHECK(plan.max_bindings == 16);
+  CHECK(plan.max_bindings == 32);
   CHECK(plan.binding_alignment == 1024);
   CHECK(plan.f16_storage);
 }
