@@ -1,14 +1,220 @@
-// Gemm, Conv, ConvTranspose and pooling against their CPU references.
+// Gemm, Conv, ConvTranspose and pooling against their CPU references, and the errors their shape
+// inference gives. Sizes are odd and small (lavapipe runs them on the CPU).
 #include <doctest/doctest.h>
 
+#include <string>
+
+#include "host/reference_eval.h"
+#include "support/gpu_context.h"
 #include "support/kernel_case.h"
 
 namespace vkfuse::testing {
 
 namespace {
-const std::vector<KernelCase> kNnCases = {};
+
+using Ints = std::vector<std::int64_t>;
+
+const std::vector<KernelCase> kNnCases = {
+    // Gemm(A, B[, C]): transA / transB, alpha / beta, C of shape [M, N], [N], [M, 1], [1], none.
+    {"Gemm", {{7, 13}, {13, 5}}},
+    {"Gemm", {{7, 13}, {13, 5}, {7, 5}}, {{"alpha", 0.5f}, {"beta", -2.0f}}},
+    {"Gemm", {{13, 7}, {13, 5}, {5}}, {{"transA", 1.0f}, {"alpha", 1.5f}}},
+    {"Gemm", {{7, 13}, {5, 13}, {7, 1}}, {{"transB", 1.0f}, {"beta", 0.25f}}},
+    {"Gemm", {{13, 7}, {5, 13}, {1}}, {{"transA", 1.0f}, {"transB", 1.0f}, {"alpha", -1.0f}, {"beta", 3.0f}}},
+    {"Gemm", {{1, 1}, {1, 1}, {1, 1}}},
+    {"Gemm", {{2, 130}, {130, 33}, {1, 33}}},
+
+    // Conv(X, W[, B]): 1x1, 3x3, 5x5, 2x3 kernels; strides, dilations, asymmetric pads; groups.
+    {"Conv", {{1, 7, 5, 6}, {13, 7, 1, 1}, {13}}},
+    {"Conv", {{2, 7, 9, 8}, {5, 7, 3, 3}}, {{"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{1, 13, 11, 10}, {7, 13, 5, 5}, {7}}, {{"strides", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 3}}}},
+    {"Conv", {{1, 7, 12, 11}, {4, 7, 2, 3}}, {{"dilations", Ints{2, 2}}, {"pads", Ints{1, 2, 1, 0}}}},
+    {"Conv", {{1, 7, 10, 9}, {3, 7, 3, 2}, {3}},
+     {{"strides", Ints{1, 2}}, {"dilations", Ints{2, 1}}, {"pads", Ints{0, 1, 2, 0}}}},
+    {"Conv", {{1, 14, 7, 9}, {6, 7, 3, 3}, {6}}, {{"group", 2.0f}, {"pads", Ints{1, 0, 1, 2}}}},
+    {"Conv", {{2, 13, 7, 9}, {13, 1, 3, 3}, {13}}, {{"group", 13.0f}, {"strides", Ints{2, 1}}, {"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{1, 7, 6, 5}, {14, 1, 3, 3}}, {{"group", 7.0f}, {"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}},
+
+    // ConvTranspose(X, W[C, M/group, kh, kw][, B]): strides, dilations, pads, output_padding, groups.
+    {"ConvTranspose", {{1, 7, 5, 6}, {7, 13, 1, 1}, {13}}},
+    {"ConvTranspose", {{2, 7, 5, 4}, {7, 5, 3, 3}},
+     {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}}},
+    {"ConvTranspose", {{1, 13, 4, 5}, {13, 3, 2, 3}, {3}},
+     {{"strides", Ints{2, 3}}, {"dilations", Ints{2, 1}}, {"pads", Ints{0, 1, 2, 0}}}},
+    {"ConvTranspose", {{1, 14, 5, 5}, {14, 3, 3, 3}}, {{"group", 2.0f}, {"strides", Ints{2, 2}}, {"output_padding", Ints{1, 0}}}},
+    {"ConvTranspose", {{1, 13, 6, 5}, {13, 1, 5, 5}, {13}},
+     {{"group", 13.0f}, {"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 1, 3}}}},
+
+    // MaxPool(X): kernel_shape, strides, pads, dilations, ceil_mode.
+    {"MaxPool", {{2, 7, 9, 8}}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}},
+    {"MaxPool", {{1, 13, 8, 10}}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1.0f}}},
+    {"MaxPool", {{1, 7, 9, 11}},
+     {{"kernel_shape", Ints{2, 3}}, {"strides", Ints{1, 2}}, {"dilations", Ints{2, 2}}, {"pads", Ints{1, 0, 2, 1}}}},
+    // ceil_mode: height 5 + pads 1 + 1, window 2, stride 2 gives ceil(5 / 2) + 1 = 4 windows, but the 4th
+    // would start in the end pad, so 3.
+    {"MaxPool", {{1, 7, 5, 7}},
+     {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 0}}, {"ceil_mode", 1.0f}}},
+    {"MaxPool", {{1, 13, 7, 6}}, {{"kernel_shape", Ints{1, 1}}, {"strides", Ints{2, 2}}}},
+    {"MaxPool", {{1, 7, 9, 9}}, {{"kernel_shape", Ints{5, 5}}, {"pads", Ints{2, 2, 2, 2}}}},
+
+    // AveragePool(X): kernel_shape, strides, pads, ceil_mode, count_include_pad.
+    {"AveragePool", {{2, 7, 9, 8}}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+    {"AveragePool", {{2, 7, 9, 8}},
+     {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", 1.0f}}},
+    // The last windows reach past the end pad: with count_include_pad the divisor stops at the pad.
+    {"AveragePool", {{1, 13, 9, 8}},
+     {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 0, 0}}, {"ceil_mode", 1.0f},
+      {"count_include_pad", 1.0f}}},
+    {"AveragePool", {{1, 7, 5, 8}},
+     {{"kernel_shape", Ints{2, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 1, 0}}, {"ceil_mode", 1.0f}}},
+    {"AveragePool", {{1, 13, 7, 7}}, {{"kernel_shape", Ints{5, 5}}, {"pads", Ints{2, 2, 2, 2}}}},
+    {"AveragePool", {{1, 7, 6, 9}}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
+
+    // Global pools: [N, C, spatial...] -> [N, C, 1, ...].
+    {"GlobalAveragePool", {{2, 13, 7, 5}}},
+    {"GlobalAveragePool", {{1, 7, 1, 1}}},
+    {"GlobalAveragePool", {{2, 7, 11}}},
+    {"GlobalMaxPool", {{2, 7, 9, 8}}},
+    {"GlobalMaxPool", {{1, 13, 3, 1}}},
+};
+
+// The error GraphBuilder reports for one node, or "" when it builds.
+std::string build_error(const char* op, const std::vector<Shape>& shapes, const std::vector<Attr>& attrs = {}) {
+  GraphBuilder b;
+  std::vector<Tensor> inputs;
+  for (std::size_t k = 0; k < shapes.size(); ++k) inputs.push_back(b.input("in" + std::to_string(k), shapes[k]));
+  b.output(b.op(op, inputs, attrs), "out");
+  auto graph = b.build();
+  return graph.ok() ? "" : graph.status().to_string();
+}
+
+// The output shape GraphBuilder infers for one node.
+Shape built_shape(const char* op, const std::vector<Shape>& shapes, const std::vector<Attr>& attrs = {}) {
+  GraphBuilder b;
+  std::vector<Tensor> inputs;
+  for (std::size_t k = 0; k < shapes.size(); ++k) inputs.push_back(b.input("in" + std::to_string(k), shapes[k]));
+  const Tensor out = b.op(op, inputs, attrs);
+  REQUIRE_MESSAGE(b.status().ok(), b.status().to_string());
+  return b.shape(out);
+}
+
+// Runs one node over given f32 inputs on the GPU and through the CPU reference; both must give `want`.
+void check_values(const char* op, const std::vector<HostTensor>& inputs, const std::vector<Attr>& attrs,
+                  const Shape& shape, const std::vector<float>& want) {
+  GraphBuilder b;
+  std::vector<Tensor> tensors;
+  std::map<std::string, HostTensor> feeds;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::string name = "in" + std::to_string(k);
+    tensors.push_back(b.input(name, inputs[k].shape));
+    feeds.emplace(name, inputs[k]);
+  }
+  b.output(b.op(op, tensors, attrs), "out");
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  const auto got = run_graph(*graph, true, feeds);
+  auto reference = evaluate_reference(*graph, feeds);
+  REQUIRE_MESSAGE(reference.ok(), reference.status().to_string());
+  REQUIRE(got.at("out").shape == shape);
+  const std::vector<float> gpu = got.at("out").to_floats(), cpu = reference->at("out").to_floats();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    CHECK(gpu[i] == doctest::Approx(want[i]).epsilon(1e-6));  // GPU division may be off by an ulp or two
+    CHECK(cpu[i] == want[i]);
+  }
+}
+
 }  // namespace
 
 std::span<const KernelCase> nn_cases() { return kNnCases; }
+
+TEST_CASE("Gemm, Conv, ConvTranspose and pooling match their CPU references in f32 and f16") {
+  std::uint32_t seed = 100;
+  for (const KernelCase& c : nn_cases()) {
+    CAPTURE(std::string(c.op));
+    CAPTURE(shape_to_string(c.inputs[0]));
+    check_kernel_case(c, DType::kF32, seed++);
+    check_kernel_case(c, DType::kF16, seed++);
+  }
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("ConvTranspose and pooling give hand-worked values") {
+  const HostTensor x3 = HostTensor::from_floats({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  // ceil_mode windows reach past the input (and its zero end pads): count_include_pad counts the taps
+  // inside the padded input only, as onnxruntime does (the ONNX Python reference would divide by 4).
+  check_values("AveragePool", {x3},
+               {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1.0f}, {"count_include_pad", 1.0f}},
+               {1, 1, 2, 2}, {3.0f, 4.5f, 7.5f, 9.0f});
+  check_values("AveragePool", {x3},
+               {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", 1.0f}},
+               {1, 1, 2, 2}, {12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9});
+  check_values("AveragePool", {x3}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}},
+               {1, 1, 2, 2}, {3.0f, 4.0f, 6.0f, 7.0f});
+  check_values("MaxPool", {x3}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1.0f}}, {1, 1, 2, 2},
+               {5, 6, 8, 9});
+  // Each input value fills its 2x2 block; output_padding adds a last row and column of bias only.
+  check_values("ConvTranspose",
+               {HostTensor::from_floats({1, 1, 2, 2}, {1, 2, 3, 4}), HostTensor::from_floats({1, 1, 2, 2}, {1, 1, 1, 1}),
+                HostTensor::from_floats({1}, {0.5f})},
+               {{"strides", Ints{2, 2}}, {"output_padding", Ints{1, 1}}}, {1, 1, 5, 5},
+               {1.5f, 1.5f, 2.5f, 2.5f, 0.5f, 1.5f, 1.5f, 2.5f, 2.5f, 0.5f, 3.5f, 3.5f, 4.5f, 4.5f, 0.5f,
+                3.5f, 3.5f, 4.5f, 4.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("Conv, ConvTranspose and pooling output sizes follow ONNX") {
+  CHECK(built_shape("Conv", {{1, 7, 11, 10}, {5, 7, 5, 5}}, {{"strides", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 3}}}) ==
+        Shape{1, 5, 5, 5});
+  CHECK(built_shape("ConvTranspose", {{1, 7, 5, 4}, {7, 3, 3, 3}},
+                    {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}}) ==
+        Shape{1, 3, 10, 8});
+  CHECK(built_shape("ConvTranspose", {{1, 4, 5, 4}, {4, 3, 3, 3}}, {{"group", 2.0f}, {"dilations", Ints{2, 1}}}) ==
+        Shape{1, 6, 9, 6});
+  // floor vs ceil, and the ceil_mode window that would start in the end pad.
+  CHECK(built_shape("MaxPool", {{1, 1, 8, 8}}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}) == Shape{1, 1, 3, 3});
+  CHECK(built_shape("MaxPool", {{1, 1, 8, 8}}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1.0f}}) ==
+        Shape{1, 1, 4, 4});
+  CHECK(built_shape("AveragePool", {{1, 1, 5, 5}},
+                    {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"ceil_mode", 1.0f}}) ==
+        Shape{1, 1, 3, 3});
+  CHECK(built_shape("MaxPool", {{1, 1, 9, 9}}, {{"kernel_shape", Ints{3, 3}}, {"dilations", Ints{2, 2}}}) == Shape{1, 1, 5, 5});
+  CHECK(built_shape("GlobalAveragePool", {{2, 3, 5, 7}}) == Shape{2, 3, 1, 1});
+  CHECK(built_shape("GlobalMaxPool", {{2, 3, 5}}) == Shape{2, 3, 1});
+}
+
+TEST_CASE("nn ops' shape errors name the input, the shape and the attribute") {
+  auto has = [](const std::string& error, const char* text) {
+    CAPTURE(error);
+    CHECK(error.find(text) != std::string::npos);
+  };
+  has(build_error("Gemm", {{7, 13}, {12, 5}}), "A [7,13] with transA 0 has K = 13 but B [12,5] with transB 0 has K = 12");
+  has(build_error("Gemm", {{7, 13}, {13, 5}, {7, 4}}), "C [7,4] does not broadcast to the output [7,5]");
+  has(build_error("Gemm", {{7, 13, 1}, {13, 5}}), "A must be 2-D, got [7,13,1]");
+  has(build_error("Gemm", {{7, 13}, {13, 5}}, {{"transA", 2.0f}}), "transA = 2, expected 0 or 1");
+  has(build_error("Conv", {{1, 4, 8, 8}, {5, 3, 3, 3}}),
+      "W [5,3,3,3] has 3 input channels per group, X [1,4,8,8] has 4 channels with group 1");
+  has(build_error("Conv", {{1, 6, 8, 8}, {5, 3, 3, 3}}, {{"group", 2.0f}}),
+      "W [5,3,3,3] has 5 output channels, not divisible by group 2");
+  has(build_error("Conv", {{1, 7, 8, 8}, {4, 3, 3, 3}}, {{"group", 2.0f}}), "7 channels, not divisible by group 2");
+  has(build_error("Conv", {{1, 4, 8, 8}, {5, 4, 3, 3}, {4}}), "B has shape [4], expected [5]");
+  has(build_error("Conv", {{1, 4, 8}, {5, 4, 3}}), "X must be 4-D [N, C, H, W] (2-D Conv only), got [1,4,8]");
+  has(build_error("Conv", {{1, 4, 8, 8}, {5, 4, 3, 3}}, {{"pads", Ints{1, 1}}}), "pads [1,1] has 2 values, expected 4");
+  has(build_error("Conv", {{1, 4, 8, 8}, {5, 4, 3, 3}}, {{"strides", Ints{1, 0}}}), "strides[1] = 0, expected >= 1");
+  has(build_error("Conv", {{1, 4, 5, 8}, {5, 4, 3, 3}}, {{"dilations", Ints{3, 1}}}),
+      "the window spans 7 along the height (kernel 3, dilation 3) but the padded input has 5");
+  has(build_error("Conv", {{1, 4, 5, 8}, {5, 4, 3, 3}}, {{"group", 1.5f}}), "group = 1.5, expected a whole number >= 1");
+  has(build_error("ConvTranspose", {{1, 4, 5, 5}, {3, 2, 3, 3}}), "W [3,2,3,3] has 3 input channels, X [1,4,5,5] has 4");
+  has(build_error("ConvTranspose", {{1, 4, 1, 5}, {4, 2, 1, 3}}, {{"pads", Ints{1, 0, 0, 0}}}),
+      "the output height would be 0");
+  has(build_error("MaxPool", {{1, 4, 5, 5}}), "kernel_shape is required");
+  has(build_error("MaxPool", {{1, 4, 5, 5}}, {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, -1, 0}}}),
+      "pads[2] = -1, expected >= 0");
+  has(build_error("AveragePool", {{1, 4, 5, 5}}, {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}}),
+      "unknown list attribute 'dilations'");
+  has(build_error("AveragePool", {{1, 4, 5, 5}}, {{"kernel_shape", Ints{2, 2}}, {"count_include_pad", 3.0f}}),
+      "count_include_pad = 3, expected 0 or 1");
+  has(build_error("GlobalAveragePool", {{4, 5}}), "X must be [N, C, spatial...] (rank >= 3), got [4,5]");
+}
 
 }  // namespace vkfuse::testing

@@ -1,0 +1,237 @@
+// Conv and ConvTranspose (ONNX, 2-D, NCHW): groups (depthwise included), strides, dilations, pads
+// [top, left, bottom, right], ConvTranspose's output_padding, optional bias. Straightforward kernels,
+// one invocation per output element with fp32 accumulation; tiling comes with the anchors.
+#include "host/graph.h"
+#include "host/op_registry.h"
+#include "host/ops/kernel_support.h"
+#include "host/ops/nn_support.h"
+
+namespace vkfuse {
+namespace {
+
+constexpr AttrDef kConvAttrs[] = {{"group", 1.0f}};
+constexpr std::string_view kConvLists[] = {"pads", "strides", "dilations"};
+constexpr std::string_view kConvTransposeLists[] = {"pads", "strides", "dilations", "output_padding"};
+constexpr const char* kRoles[] = {"X", "W", "B"};
+constexpr const char* kAxisNames[] = {"height", "width"};
+
+// Both ops: X [n, c, h, w] -> Y [n, m, oh, ow]; each of `group` groups maps cg input channels to mg
+// output channels.
+struct ConvShape {
+  std::int64_t n = 1, c = 1, h = 1, w = 1, m = 1, oh = 1, ow = 1, group = 1, cg = 1, mg = 1;
+  std::array<WindowAxis, 2> axes;
+  bool has_bias = false;
+};
+
+Status check_inputs(std::span<const TensorInfo> in, const char* what) {
+  for (std::size_t k = 0; k < in.size(); ++k) VKFUSE_TRY(require_float(in, k, kRoles[k]));
+  VKFUSE_TRY(require_same_dtype(in, kRoles));
+  VKFUSE_TRY(require_nchw(in[0], "X", what));
+  return require_nchw(in[1], "W", what);
+}
+
+Status check_bias(std::span<const TensorInfo> in, std::int64_t m) {
+  if (in.size() < 3) return {};
+  if (in[2].shape == Shape{m}) return {};
+  return make_error(ErrorCode::kInvalidArgument, "B has shape " + shape_to_string(in[2].shape) + ", expected [" +
+                                                     std::to_string(m) + "] (one value per output channel)");
+}
+
+Result<ConvShape> conv_shape(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  VKFUSE_TRY(check_inputs(in, "2-D Conv only"));
+  const Shape& x = in[0].shape;
+  const Shape& w = in[1].shape;
+  ConvShape s;
+  s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3], s.m = w[0];
+  VKFUSE_ASSIGN_OR_RETURN(s.group, nn_int(attrs, 0, "group", 1));
+  if (s.c % s.group != 0)
+    return make_error(ErrorCode::kInvalidArgument, "X " + shape_to_string(x) + " has " + std::to_string(s.c) +
+                                                       " channels, not divisible by group " + std::to_string(s.group));
+  s.cg = s.c / s.group;
+  if (w[1] != s.cg)
+    return make_error(ErrorCode::kInvalidArgument, "W " + shape_to_string(w) + " has " + std::to_string(w[1]) +
+                                                       " input channels per group, X " + shape_to_string(x) + " has " +
+                                                       std::to_string(s.c) + " channels with group " +
+                                                       std::to_string(s.group));
+  if (s.m % s.group != 0)
+    return make_error(ErrorCode::kInvalidArgument, "W " + shape_to_string(w) + " has " + std::to_string(s.m) +
+                                                       " output channels, not divisible by group " +
+                                                       std::to_string(s.group));
+  s.mg = s.m / s.group;
+  VKFUSE_TRY(check_bias(in, s.m));
+  s.has_bias = in.size() > 2;
+  VKFUSE_ASSIGN_OR_RETURN(s.axes, read_window(attrs, {w[2], w[3]}, true));
+  VKFUSE_ASSIGN_OR_RETURN(s.oh, window_output(s.h, s.axes[0], false, kAxisNames[0]));
+  VKFUSE_ASSIGN_OR_RETURN(s.ow, window_output(s.w, s.axes[1], false, kAxisNames[1]));
+  return s;
+}
+
+// ConvTranspose: W is [c, m / group, kh, kw]; each output extent is
+// stride * (in - 1) + output_padding + span - pad_begin - pad_end.
+Result<ConvShape> conv_transpose_shape(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  VKFUSE_TRY(check_inputs(in, "2-D ConvTranspose only"));
+  const Shape& x = in[0].shape;
+  const Shape& w = in[1].shape;
+  ConvShape s;
+  s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3];
+  VKFUSE_ASSIGN_OR_RETURN(s.group, nn_int(attrs, 0, "group", 1));
+  if (w[0] != s.c)
+    return make_error(ErrorCode::kInvalidArgument, "W " + shape_to_string(w) + " has " + std::to_string(w[0]) +
+                                                       " input channels, X " + shape_to_string(x) + " has " +
+                                                       std::to_string(s.c));
+  if (s.c % s.group != 0)
+    return make_error(ErrorCode::kInvalidArgument, "X " + shape_to_string(x) + " has " + std::to_string(s.c) +
+                                                       " channels, not divisible by group " + std::to_string(s.group));
+  s.cg = s.c / s.group;
+  s.mg = w[1];
+  s.m = s.mg * s.group;
+  VKFUSE_TRY(check_bias(in, s.m));
+  s.has_bias = in.size() > 2;
+  VKFUSE_ASSIGN_OR_RETURN(s.axes, read_window(attrs, {w[2], w[3]}, true));
+  VKFUSE_ASSIGN_OR_RETURN(auto output_padding, nn_list(attrs, "output_padding", 2, 0, {0, 0}));
+  const std::int64_t in_extent[2] = {s.h, s.w};
+  std::int64_t out_extent[2];
+  for (std::size_t d = 0; d < 2; ++d) {
+    const WindowAxis& a = s.axes[d];
+    out_extent[d] = a.stride * (in_extent[d] - 1) + output_padding[d] + a.span() - a.pad_begin - a.pad_end;
+    if (out_extent[d] < 1)
+      return make_error(ErrorCode::kInvalidArgument,
+                        std::string("the output ") + kAxisNames[d] + " would be " + std::to_string(out_extent[d]) +
+                            " (stride " + std::to_string(a.stride) + " * (" + std::to_string(in_extent[d]) +
+                            " - 1) + output_padding " + std::to_string(output_padding[d]) + " + window " +
+                            std::to_string(a.span()) + " - pads " + std::to_string(a.pad_begin) + " and " +
+                            std::to_string(a.pad_end) + ")");
+  }
+  s.oh = out_extent[0];
+  s.ow = out_extent[1];
+  return s;
+}
+
+Result<TensorInfo> infer_conv(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
+  return TensorInfo{{s.n, s.m, s.oh, s.ow}, in[0].dtype};
+}
+
+Result<TensorInfo> infer_conv_transpose(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_transpose_shape(in, attrs));
+  return TensorInfo{{s.n, s.m, s.oh, s.ow}, in[0].dtype};
+}
+
+KernelLaunch conv_launch(const ConvShape& s, const char* root, const DevicePlan& device) {
+  KernelLaunch launch;
+  launch.root = root;
+  launch.workgroup_size = device.elementwise_workgroup;
+  launch.defines = {{"VKF_N", glsl_uint(s.n)},   {"VKF_C", glsl_uint(s.c)},   {"VKF_H", glsl_int(s.h)},
+                    {"VKF_W", glsl_int(s.w)},    {"VKF_M", glsl_uint(s.m)},   {"VKF_OH", glsl_uint(s.oh)},
+                    {"VKF_OW", glsl_uint(s.ow)}, {"VKF_CG", glsl_uint(s.cg)}, {"VKF_MG", glsl_uint(s.mg)},
+                    {"VKF_KH", glsl_int(s.axes[0].kernel)},    {"VKF_KW", glsl_int(s.axes[1].kernel)},
+                    {"VKF_SH", glsl_int(s.axes[0].stride)},    {"VKF_SW", glsl_int(s.axes[1].stride)},
+                    {"VKF_DH", glsl_int(s.axes[0].dilation)},  {"VKF_DW", glsl_int(s.axes[1].dilation)},
+                    {"VKF_PT", glsl_int(s.axes[0].pad_begin)}, {"VKF_PL", glsl_int(s.axes[1].pad_begin)},
+                    {"VKF_HAS_BIAS", s.has_bias ? "1" : "0"}};
+  launch.workgroups = {grid_for(s.n * s.m * s.oh * s.ow, launch.workgroup_size, device), 1, 1};
+  return launch;
+}
+
+Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
+                                 const DevicePlan& device) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
+  return conv_launch(s, "roots/conv2d.glsl", device);
+}
+
+Result<KernelLaunch> launch_conv_transpose(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
+                                           const DevicePlan& device) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_transpose_shape(in, attrs));
+  return conv_launch(s, "roots/conv_transpose2d.glsl", device);
+}
+
+std::vector<TensorInfo> ref_infos(std::span<const RefTensor> in) {
+  std::vector<TensorInfo> infos;
+  for (const RefTensor& t : in) infos.push_back({t.shape, DType::kF32});
+  return infos;
+}
+
+// The references walk the other way round from the shaders where they can: Conv clips each window to
+// the input first, ConvTranspose scatters every input element into the outputs it touches.
+Status reference_conv(std::span<const RefTensor> in, const OpAttrs& attrs, RefTensor& out) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ref_infos(in), attrs));
+  const std::vector<double>& x = in[0].data;
+  const std::vector<double>& w = in[1].data;
+  const std::int64_t kh = s.axes[0].kernel, kw = s.axes[1].kernel;
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t m = 0; m < s.m; ++m)
+      for (std::int64_t oy = 0; oy < s.oh; ++oy)
+        for (std::int64_t ox = 0; ox < s.ow; ++ox) {
+          double acc = s.has_bias ? in[2].data[static_cast<std::size_t>(m)] : 0.0;
+          const std::int64_t group = m / s.mg;
+          for (std::int64_t ci = 0; ci < s.cg; ++ci) {
+            const std::int64_t c = group * s.cg + ci;
+            for (std::int64_t i = 0; i < kh; ++i) {
+              const std::int64_t y = oy * s.axes[0].stride - s.axes[0].pad_begin + i * s.axes[0].dilation;
+              if (y < 0 || y >= s.h) continue;
+              for (std::int64_t j = 0; j < kw; ++j) {
+                const std::int64_t xx = ox * s.axes[1].stride - s.axes[1].pad_begin + j * s.axes[1].dilation;
+                if (xx < 0 || xx >= s.w) continue;
+                acc += x[static_cast<std::size_t>(((n * s.c + c) * s.h + y) * s.w + xx)] *
+                       w[static_cast<std::size_t>(((m * s.cg + ci) * kh + i) * kw + j)];
+              }
+            }
+          }
+          out.data[static_cast<std::size_t>(((n * s.m + m) * s.oh + oy) * s.ow + ox)] = acc;
+        }
+  return {};
+}
+
+Status reference_conv_transpose(std::span<const RefTensor> in, const OpAttrs& attrs, RefTensor& out) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_transpose_shape(ref_infos(in), attrs));
+  const std::vector<double>& x = in[0].data;
+  const std::vector<double>& w = in[1].data;
+  const std::int64_t kh = s.axes[0].kernel, kw = s.axes[1].kernel;
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t m = 0; m < s.m; ++m)
+      for (std::int64_t p = 0; p < s.oh * s.ow; ++p)
+        out.data[static_cast<std::size_t>((n * s.m + m) * s.oh * s.ow + p)] =
+            s.has_bias ? in[2].data[static_cast<std::size_t>(m)] : 0.0;
+  for (std::int64_t n = 0; n < s.n; ++n)
+    for (std::int64_t c = 0; c < s.c; ++c) {
+      const std::int64_t group = c / s.cg;
+      for (std::int64_t iy = 0; iy < s.h; ++iy)
+        for (std::int64_t ix = 0; ix < s.w; ++ix) {
+          const double v = x[static_cast<std::size_t>(((n * s.c + c) * s.h + iy) * s.w + ix)];
+          for (std::int64_t ml = 0; ml < s.mg; ++ml) {
+            const std::int64_t m = group * s.mg + ml;
+            for (std::int64_t i = 0; i < kh; ++i) {
+              const std::int64_t oy = iy * s.axes[0].stride - s.axes[0].pad_begin + i * s.axes[0].dilation;
+              if (oy < 0 || oy >= s.oh) continue;
+              for (std::int64_t j = 0; j < kw; ++j) {
+                const std::int64_t ox = ix * s.axes[1].stride - s.axes[1].pad_begin + j * s.axes[1].dilation;
+                if (ox < 0 || ox >= s.ow) continue;
+                out.data[static_cast<std::size_t>(((n * s.m + m) * s.oh + oy) * s.ow + ox)] +=
+                    v * w[static_cast<std::size_t>(((c * s.mg + ml) * kh + i) * kw + j)];
+              }
+            }
+          }
+        }
+    }
+  return {};
+}
+
+constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
+
+const OpDef kConvOps[] = {
+    {.name = "Conv", .kind = OpKind::kKernel, .arity = 3,
+     .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
+     .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .list_attrs = kConvLists,
+     .min_arity = 2, .infer = infer_conv, .launch = launch_conv, .reference_kernel = reference_conv},
+    {.name = "ConvTranspose", .kind = OpKind::kKernel, .arity = 3,
+     .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
+     .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
+     .list_attrs = kConvTransposeLists, .min_arity = 2, .infer = infer_conv_transpose, .launch = launch_conv_transpose,
+     .reference_kernel = reference_conv_transpose},
+};
+
+}  // namespace
+
+std::span<const OpDef> conv_ops() { return kConvOps; }
+
+}  // namespace vkfuse

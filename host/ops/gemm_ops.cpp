@@ -1,0 +1,128 @@
+// Gemm (ONNX): Y = alpha * A' * B' + beta * C, where A' = transA ? A^T : A (M x K), B' = transB ? B^T : B
+// (K x N) and the optional C broadcasts one way to [M, N]. A straightforward kernel per output element;
+// tiling comes with the anchors.
+#include "host/graph.h"
+#include "host/op_registry.h"
+#include "host/ops/kernel_support.h"
+#include "host/ops/nn_support.h"
+
+namespace vkfuse {
+namespace {
+
+constexpr AttrDef kGemmAttrs[] = {{"alpha", 1.0f}, {"beta", 1.0f}, {"transA", 0.0f}, {"transB", 0.0f}};
+enum GemmAttr : std::size_t { kAlpha, kBeta, kTransA, kTransB };
+
+struct GemmShape {
+  std::int64_t m = 1, k = 1, n = 1;
+  bool trans_a = false, trans_b = false;
+  bool has_c = false;
+  std::int64_t c_rows = 1, c_cols = 1;  // C seen as [c_rows, c_cols], each 1 or the full extent
+};
+
+Result<GemmShape> gemm_shape(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  GemmShape s;
+  VKFUSE_ASSIGN_OR_RETURN(s.trans_a, nn_flag(attrs, kTransA, "transA"));
+  VKFUSE_ASSIGN_OR_RETURN(s.trans_b, nn_flag(attrs, kTransB, "transB"));
+  const Shape& a = in[0].shape;
+  const Shape& b = in[1].shape;
+  if (a.size() != 2) return make_error(ErrorCode::kInvalidArgument, "A must be 2-D, got " + shape_to_string(a));
+  if (b.size() != 2) return make_error(ErrorCode::kInvalidArgument, "B must be 2-D, got " + shape_to_string(b));
+  s.m = s.trans_a ? a[1] : a[0];
+  s.k = s.trans_a ? a[0] : a[1];
+  const std::int64_t kb = s.trans_b ? b[1] : b[0];
+  s.n = s.trans_b ? b[0] : b[1];
+  if (kb != s.k)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "A " + shape_to_string(a) + " with transA " + std::to_string(s.trans_a) + " has K = " +
+                          std::to_string(s.k) + " but B " + shape_to_string(b) + " with transB " +
+                          std::to_string(s.trans_b) + " has K = " + std::to_string(kb));
+  if (in.size() > 2) {
+    const Shape& c = in[2].shape;
+    s.has_c = true;
+    const Shape out{s.m, s.n};
+    bool ok = c.size() <= 2;
+    for (std::size_t d = 0; ok && d < c.size(); ++d) {
+      const std::int64_t target = out[2 - c.size() + d];
+      ok = c[d] == 1 || c[d] == target;
+    }
+    if (!ok)
+      return make_error(ErrorCode::kInvalidArgument, "C " + shape_to_string(c) + " does not broadcast to the output " +
+                                                         shape_to_string(out));
+    s.c_cols = c.empty() ? 1 : c.back();
+    s.c_rows = c.size() == 2 ? c[0] : 1;
+  }
+  return s;
+}
+
+Result<TensorInfo> infer_gemm(std::span<const TensorInfo> in, const OpAttrs& attrs) {
+  static constexpr const char* kRoles[] = {"A", "B", "C"};
+  for (std::size_t k = 0; k < in.size(); ++k) VKFUSE_TRY(require_float(in, k, kRoles[k]));
+  VKFUSE_TRY(require_same_dtype(in, kRoles));
+  VKFUSE_ASSIGN_OR_RETURN(GemmShape s, gemm_shape(in, attrs));
+  return TensorInfo{{s.m, s.n}, in[0].dtype};
+}
+
+Result<KernelLaunch> launch_gemm(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
+                                 const DevicePlan& device) {
+  VKFUSE_ASSIGN_OR_RETURN(GemmShape s, gemm_shape(in, attrs));
+  const std::string m = glsl_uint(s.m), n = glsl_uint(s.n), k = glsl_uint(s.k);
+  KernelLaunch launch;
+  launch.root = "roots/gemm.glsl";
+  launch.workgroup_size = device.elementwise_workgroup;
+  launch.defines = {
+      {"VKF_M", m},
+      {"VKF_N", n},
+      {"VKF_K", k},
+      {"VKF_A_INDEX(m, k)", s.trans_a ? "((k) * " + m + " + (m))" : "((m) * " + k + " + (k))"},
+      {"VKF_B_INDEX(k, n)", s.trans_b ? "((n) * " + k + " + (k))" : "((k) * " + n + " + (n))"},
+      {"VKF_ALPHA", glsl_float(attrs.scalars[kAlpha])},
+      {"VKF_BETA", glsl_float(attrs.scalars[kBeta])},
+      {"VKF_HAS_C", s.has_c ? "1" : "0"},
+      {"VKF_C_INDEX(m, n)", "(" + std::string(s.c_rows == 1 ? "0u" : "(m) * " + glsl_uint(s.c_cols)) + " + " +
+                                (s.c_cols == 1 ? "0u" : "(n)") + ")"},
+  };
+  launch.workgroups = {grid_for(s.m * s.n, launch.workgroup_size, device), 1, 1};
+  return launch;
+}
+
+Status reference_gemm(std::span<const RefTensor> in, const OpAttrs& attrs, RefTensor& out) {
+  std::vector<TensorInfo> infos;
+  for (const RefTensor& t : in) infos.push_back({t.shape, DType::kF32});
+  VKFUSE_ASSIGN_OR_RETURN(GemmShape s, gemm_shape(infos, attrs));
+  const Shape& a = in[0].shape;
+  const Shape& b = in[1].shape;
+  auto a_at = [&](std::int64_t i, std::int64_t j) {  // A'[i, j]
+    return in[0].data[static_cast<std::size_t>(s.trans_a ? j * a[1] + i : i * a[1] + j)];
+  };
+  auto b_at = [&](std::int64_t i, std::int64_t j) {  // B'[i, j]
+    return in[1].data[static_cast<std::size_t>(s.trans_b ? j * b[1] + i : i * b[1] + j)];
+  };
+  const double alpha = attrs.scalars[kAlpha], beta = attrs.scalars[kBeta];
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t j = 0; j < s.n; ++j) {
+      double dot = 0.0;
+      for (std::int64_t p = 0; p < s.k; ++p) dot += a_at(i, p) * b_at(p, j);
+      double y = alpha * dot;
+      if (s.has_c) {
+        const std::int64_t ci = (s.c_rows == 1 ? 0 : i) * s.c_cols + (s.c_cols == 1 ? 0 : j);
+        y += beta * in[2].data[static_cast<std::size_t>(ci)];
+      }
+      out.data[static_cast<std::size_t>(i * s.n + j)] = y;
+    }
+  return {};
+}
+
+constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
+
+const OpDef kGemmOps[] = {
+    {.name = "Gemm", .kind = OpKind::kKernel, .arity = 3,
+     .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
+     .attrs = kGemmAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .min_arity = 2,
+     .infer = infer_gemm, .launch = launch_gemm, .reference_kernel = reference_gemm},
+};
+
+}  // namespace
+
+std::span<const OpDef> gemm_ops() { return kGemmOps; }
+
+}  // namespace vkfuse

@@ -1,0 +1,58 @@
+// Helpers the nn op tables (Gemm, Conv, ConvTranspose, pooling) share: their tables, attribute
+// checks with messages that name the attribute, and the 2-D window geometry of convolution and pooling.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/op_def.h"
+
+namespace vkfuse {
+
+// The parts of nn_ops() (host/ops/gemm_ops.cpp, conv_ops.cpp, pool_ops.cpp).
+std::span<const OpDef> gemm_ops();
+std::span<const OpDef> conv_ops();
+std::span<const OpDef> pool_ops();
+
+// A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none
+// (an empty fallback makes the attribute required). Errors name the attribute and the bad value.
+Result<std::vector<std::int64_t>> nn_list(const OpAttrs& attrs, std::string_view name, std::size_t count,
+                                          std::int64_t min_value, std::vector<std::int64_t> fallback);
+
+// A scalar attribute that must be a whole number >= `min_value` (group, ceil_mode, ...).
+Result<std::int64_t> nn_int(const OpAttrs& attrs, std::size_t index, std::string_view name, std::int64_t min_value);
+
+// A scalar attribute that must be 0 or 1 (transA, ceil_mode, count_include_pad).
+Result<bool> nn_flag(const OpAttrs& attrs, std::size_t index, std::string_view name);
+
+// kUnsupported unless `info` is 4-D: "X must be 4-D [N, C, H, W] (2-D Conv only), got [2, 3]".
+Status require_nchw(const TensorInfo& info, const char* role, const char* what);
+
+// kInvalidArgument unless inputs 1.. have input 0's dtype ("W is f16 but X is f32").
+Status require_same_dtype(std::span<const TensorInfo> inputs, std::span<const char* const> roles);
+
+// One spatial axis of a sliding window (convolution or pooling).
+struct WindowAxis {
+  std::int64_t kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+  std::int64_t span() const { return (kernel - 1) * dilation + 1; }  // the dilated window's extent
+};
+
+// The 2-D window from the attributes: `kernel` gives the kernel size (from W or kernel_shape); lists
+// "pads" [top, left, bottom, right], "strides" and, when `dilations`, "dilations".
+Result<std::array<WindowAxis, 2>> read_window(const OpAttrs& attrs, std::array<std::int64_t, 2> kernel, bool dilations);
+
+// Output extent of a sliding window over `in` (ONNX Conv/MaxPool/AveragePool): floor((in + pads - span)
+// / stride) + 1, or with `ceil_mode` the ceiling, minus one when the last window would start past the
+// input and its begin pad. Errors say which axis and why the output would be empty.
+Result<std::int64_t> window_output(std::int64_t in, const WindowAxis& axis, bool ceil_mode, const char* axis_name);
+
+// "-3" (a GLSL int literal).
+std::string glsl_int(std::int64_t value);
+// An exact float constant through the prelude's VKF_F32(bits).
+std::string glsl_float(float value);
+
+}  // namespace vkfuse
