@@ -64,15 +64,18 @@ std::string one_op_kernel(const OpDef& op, const std::vector<Attr>& attrs) {
 }  // namespace
 
 TEST_CASE("op table rows are well formed") {
-  REQUIRE(all_ops().size() == elementwise_ops().size() + reduce_ops().size() + view_ops().size());
+  std::size_t total = 0;
+  for (auto table : {elementwise_ops(), reduce_ops(), view_ops(), matmul_ops(), nn_ops(), tensor_ops(), composite_ops()})
+    total += table.size();
+  REQUIRE(all_ops().size() == total);
   std::set<std::string_view> names;
   for (const OpDef& op : all_ops()) {
     CAPTURE(op.name);
     CHECK(names.insert(op.name).second);  // unique
     CHECK(find_op(op.name) == &op);
     CHECK(op.arity >= 1);
-    CHECK(op.arity <= 3);
-    CHECK((op.reference != nullptr));
+    CHECK(op.arity <= (op.kind == OpKind::kElementwise || op.kind == OpKind::kView || op.kind == OpKind::kReduce ? 3 : 16));
+    CHECK(op.min_arity <= op.arity);
     CHECK(op.cost >= 0.0f);
     CHECK(op.domain.lo < op.domain.hi);
     for (const AttrDef& a : op.attrs) {
@@ -81,9 +84,19 @@ TEST_CASE("op table rows are well formed") {
       if (op.name != "Clip") CHECK(std::isfinite(a.default_value));
     }
     switch (op.kind) {
-      case OpKind::kElementwise: CHECK(!op.snippet.empty()); CHECK(!op.glsl_function.empty()); break;
-      case OpKind::kReduce: CHECK(op.arity == 1); CHECK(op.attrs.size() == 2); break;
+      case OpKind::kElementwise:
+        CHECK(!op.snippet.empty());
+        CHECK(!op.glsl_function.empty());
+        CHECK((op.reference != nullptr));
+        break;
+      case OpKind::kReduce: CHECK(op.arity == 1); CHECK((op.reference != nullptr)); break;
       case OpKind::kView: CHECK((op.view != nullptr)); break;
+      case OpKind::kKernel:
+        CHECK((op.infer != nullptr));
+        CHECK((op.launch != nullptr));
+        CHECK((op.reference_kernel != nullptr));
+        break;
+      default: CHECK((op.reference_kernel != nullptr)); break;  // composites: checked against it in tests
     }
   }
   const OpDef* clip = find_op("Clip");
