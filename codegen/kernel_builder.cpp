@@ -303,6 +303,7 @@ const char* combine_name(KernelCombine combine) {
     case KernelCombine::kSum: return "vkf_combine_sum";
     case KernelCombine::kMax: return "vkf_combine_max";
     case KernelCombine::kMin: return "vkf_combine_min";
+    case KernelCombine::kProd: return "vkf_combine_prod";
   }
   return "vkf_combine_sum";
 }
@@ -312,6 +313,7 @@ std::string combine_identity(KernelCombine combine) {
     case KernelCombine::kSum: return "0.0";
     case KernelCombine::kMax: return "VKF_F32(0xff800000u)";  // -inf
     case KernelCombine::kMin: return "VKF_F32(0x7f800000u)";  // +inf
+    case KernelCombine::kProd: return "1.0";
   }
   return "0.0";
 }

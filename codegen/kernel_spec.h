@@ -50,7 +50,7 @@ struct KernelOutput {
   bool pre_stage = true;
 };
 
-enum class KernelCombine { kSum, kMax, kMin };
+enum class KernelCombine { kSum, kMax, kMin, kProd };
 
 // One reduction of a reduce root: folds `operand` (a pre-stage operand) over the trailing axes.
 struct KernelReduction {

@@ -32,6 +32,29 @@ bool is_contiguous_value(const GraphIR& ir, ValueId v) {
          shape_numel(ir.value(view->base).shape) == shape_numel(view->layout.shape);
 }
 
+// A kReduce op with the list "axes" (or noop_with_empty_axes): a permutation view where reduced axes
+// come before kept ones, the reduction of the trailing axes (named `name`), and a reshape view to the
+// ONNX output shape where the reduce root's shape differs from it.
+//   x[2,3,4] ReduceSum(axes [0], keepdims 1)  =>  Transpose(perm [1,2,0]) -> ReduceSum(axis 2) -> Reshape [1,3,4]
+Tensor lower_reduce_axes(GraphBuilder& b, const OpDef& def, Tensor x, const ReduceAxes& r, const std::string& name) {
+  if (r.noop) return b.op("Identity", {x}, {}, name);
+  Tensor t = x;
+  if (!r.perm.empty()) t = b.op("Transpose", {t}, {{"perm", r.perm}}, name + "/transpose");
+  if (r.first_axis < static_cast<int>(r.permuted.size())) {
+    Shape kept(r.permuted.begin(), r.permuted.begin() + r.first_axis);
+    const bool native_keepdims = [&] {
+      Shape with_ones = kept;
+      with_ones.resize(r.permuted.size(), 1);
+      return with_ones == r.out_shape;
+    }();
+    t = b.op(def.name, {t}, {{"axis", static_cast<float>(r.first_axis)}, {"keepdims", native_keepdims ? 1.0f : 0.0f}},
+             name);
+  }
+  if (t.id == x.id) return b.op("Reshape", {x}, {{"shape", r.out_shape}}, name);  // only size-1 dims reduced
+  if (t.valid() && b.shape(t) != r.out_shape) t = b.op("Reshape", {t}, {{"shape", r.out_shape}}, name + "/reshape");
+  return t;
+}
+
 }  // namespace
 
 struct GraphBuilder::State {
@@ -143,6 +166,42 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
       return {};
     }
     node.attrs[static_cast<std::size_t>(it - def->attrs.begin())] = given.value;
+  }
+  // Rows that take both the scalar "axis" and the list "axes" (the reductions) take one of them.
+  const bool has_axis_scalar = std::any_of(def->attrs.begin(), def->attrs.end(), [](const AttrDef& a) { return a.name == "axis"; });
+  if (has_axis_scalar && node.lists.count("axes") &&
+      std::any_of(attrs.begin(), attrs.end(), [](const Attr& a) { return !a.is_list && a.name == "axis"; })) {
+    s.fail(make_error(ErrorCode::kInvalidArgument, "node '" + node_name + "' (" + std::string(op_type) +
+                                                       "): give the scalar 'axis' or the list 'axes', not both"));
+    return {};
+  }
+  // Composites become primitives here, so the planner only ever sees ops it can fuse. The composite's
+  // name passes to its expansion (the last op is usually called that).
+  if (def->kind == OpKind::kComposite) {
+    if (Status checked = check_inputs(s.ir, node); !checked.ok()) {
+      s.fail(checked);
+      return {};
+    }
+    s.node_names.erase(node_name);
+    auto expanded = def->expand(*this, inputs, node.op_attrs(), node_name);
+    if (!expanded.ok()) {
+      s.fail(expanded.status().with_context("node '" + node_name + "' (" + std::string(op_type) + ")"));
+      return {};
+    }
+    return *expanded;
+  }
+  // ONNX-style reductions name their axes in the list "axes": lowered here to what the reduce root
+  // does, trailing axes from a first one (see resolve_reduce_axes).
+  if (def->kind == OpKind::kReduce && (node.lists.count("axes") || node.attrs.at(2) != 0.0f)) {
+    const Tensor x{node.inputs.at(0)};
+    const std::vector<std::int64_t> axes = node.op_attrs().list("axes");
+    auto resolved = resolve_reduce_axes(s.ir.value(x.id).shape, axes, node.attrs.at(1) != 0.0f, node.attrs.at(2) != 0.0f);
+    if (!resolved.ok()) {
+      s.fail(resolved.status().with_context("node '" + node_name + "' (" + std::string(op_type) + ")"));
+      return {};
+    }
+    s.node_names.erase(node_name);
+    return lower_reduce_axes(*this, *def, x, *resolved, node_name);
   }
   // Kernel ops read contiguous tensors: a strided view feeding one is copied first. A view op that
   // cannot express itself over a strided view (a Reshape of a transpose) gets the same copy.

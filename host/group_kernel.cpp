@@ -14,6 +14,7 @@ KernelCombine to_kernel_combine(ReduceCombine combine) {
   switch (combine) {
     case ReduceCombine::kMax: return KernelCombine::kMax;
     case ReduceCombine::kMin: return KernelCombine::kMin;
+    case ReduceCombine::kProd: return KernelCombine::kProd;
     default: return KernelCombine::kSum;
   }
 }

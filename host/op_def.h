@@ -15,6 +15,7 @@
 
 #include <vkfuse/status.hpp>
 #include <vkfuse/types.hpp>
+#include <vkfuse/vkfuse.hpp>
 
 namespace vkfuse {
 
@@ -24,6 +25,8 @@ enum class OpKind {
   kView,         // a layout op: an index map over a stored tensor, never a dispatch
   kKernel,       // its own root template and one dispatch (MatMul, Conv, pooling, ...); reads and
                  // writes contiguous tensors
+  kComposite,    // never in a graph: GraphBuilder::op expands it into primitives (Softmax, LayerNorm,
+                 // ...), which then fuse like any others
 };
 
 struct DevicePlan;
@@ -73,7 +76,7 @@ struct RefTensor {
 using KernelReference = Status (*)(std::span<const RefTensor> inputs, const OpAttrs& attrs, RefTensor& output);
 
 // How a kReduce op combines (its GLSL lives in shaders/roots/reduce.glsl, keyed by this).
-enum class ReduceCombine { kSum, kMean, kMax, kMin };
+enum class ReduceCombine { kSum, kMean, kMax, kMin, kProd };
 
 // A strided view of a stored tensor: element (i_0..i_n) is at offset + sum(i_d * strides[d]).
 struct StridedLayout {
@@ -86,6 +89,13 @@ struct StridedLayout {
 // ErrorCode::kUnsupported means "not as a view of this layout": the builder then copies the input into
 // a contiguous tensor first and tries again.
 using ViewTransform = Status (*)(StridedLayout& layout, const OpAttrs& attrs);
+
+// For kComposite ops: builds the op out of primitives with `b` (node names start with `node_name`) and
+// returns the result. The inputs' count and dtypes are already checked against the row, and the
+// attributes are the row's (defaults filled in). Errors say what is wrong without the node: the
+// builder adds it.
+using CompositeExpand = Result<Tensor> (*)(GraphBuilder& b, std::span<const Tensor> inputs, const OpAttrs& attrs,
+                                          const std::string& node_name);
 
 
 // Which dtypes an input accepts. The GLSL register type follows the dtype: float for f32/f16,
@@ -148,7 +158,9 @@ struct OpDef {
   int min_arity = -1;                           // fewest inputs (-1: exactly `arity`)
   KernelInfer infer = nullptr;                  // kKernel only
   KernelLauncher launch = nullptr;              // kKernel only
-  KernelReference reference_kernel = nullptr;   // kKernel only
+  KernelReference reference_kernel = nullptr;   // kKernel; kComposite and kReduce: the whole-tensor
+                                                // ONNX reference the tests check the expansion against
+  CompositeExpand expand = nullptr;             // kComposite only
 };
 
 }  // namespace vkfuse

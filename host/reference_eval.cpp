@@ -98,6 +98,8 @@ Result<std::map<std::string, HostTensor>> evaluate_reference(const Graph& graph,
         result = std::move(out_tensor.data);
         break;
       }
+      case OpKind::kComposite:  // GraphBuilder expands composites; none reach a graph
+        return make_error(ErrorCode::kInternal, "reference: node '" + node.name + "' is an unexpanded composite");
       case OpKind::kView: {
         VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(ir, node.output));
         const std::vector<double>& base = data[static_cast<std::size_t>(view.base)];

@@ -1,5 +1,7 @@
 #include "host/shape_inference.h"
 
+#include <algorithm>
+
 #include "host/group_kernel.h"
 
 namespace vkfuse {
@@ -45,7 +47,56 @@ int reduce_first_axis(const Node& node, std::size_t rank) {
 
 bool reduce_keepdims(const Node& node) { return node.attrs.at(1) != 0.0f; }
 
-Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
+Result<ReduceAxes> resolve_reduce_axes(const Shape& input, const std::vector<std::int64_t>& axes, bool keepdims,
+                                       bool noop_with_empty_axes) {
+  const auto rank = static_cast<std::int64_t>(input.size());
+  ReduceAxes r;
+  r.reduced.assign(input.size(), axes.empty());
+  for (std::int64_t axis : axes) {
+    const std::int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+      return make_error(ErrorCode::kInvalidArgument, "axis " + std::to_string(axis) + " of axes " + shape_to_string(axes) +
+                                                         " is out of range for shape " + shape_to_string(input));
+    if (r.reduced[static_cast<std::size_t>(a)])
+      return make_error(ErrorCode::kInvalidArgument,
+                        "axes " + shape_to_string(axes) + " name axis " + std::to_string(a) + " twice");
+    r.reduced[static_cast<std::size_t>(a)] = true;
+  }
+  r.noop = (axes.empty() && noop_with_empty_axes) || input.empty();
+  if (r.noop) {
+    r.permuted = r.out_shape = input;
+    return r;
+  }
+  for (std::size_t d = 0; d < input.size(); ++d)
+    if (!r.reduced[d] || keepdims) r.out_shape.push_back(r.reduced[d] ? 1 : input[d]);
+  // Size-1 dims may sit on either side; only a reduced dim > 1 before a kept dim > 1 needs a permutation.
+  std::size_t last_kept = 0, first_reduced = input.size();  // last_kept: one past the last kept dim > 1
+  for (std::size_t d = 0; d < input.size(); ++d) {
+    if (input[d] == 1) continue;
+    if (r.reduced[d]) first_reduced = std::min(first_reduced, d);
+    else last_kept = d + 1;
+  }
+  if (first_reduced == input.size() || first_reduced >= last_kept) {
+    r.permuted = input;
+    r.first_axis = static_cast<int>(last_kept);
+    // Fold exactly the named axes when they trail and hold every reduced dim > 1 (the result then
+    // needs no reshape).
+    std::size_t tail = input.size();
+    while (tail > 0 && r.reduced[tail - 1]) --tail;
+    if (tail < input.size() && first_reduced >= tail) r.first_axis = static_cast<int>(tail);
+    return r;
+  }
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t d = 0; d < input.size(); ++d)
+      if (r.reduced[d] == (pass == 1)) {
+        r.perm.push_back(static_cast<std::int64_t>(d));
+        r.permuted.push_back(input[d]);
+      }
+  r.first_axis = static_cast<int>(std::count(r.reduced.begin(), r.reduced.end(), false));
+  return r;
+}
+
+Status check_inputs(const GraphIR& graph, const Node& node) {
   const OpDef& op = *node.op;
   const int given = static_cast<int>(node.inputs.size());
   const int fewest = op.min_arity < 0 ? op.arity : op.min_arity;
@@ -61,6 +112,12 @@ Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
                                                          "') is " + dtype_name(in.dtype) + ", expected " +
                                                          class_name(op.input_class[k]));
   }
+  return {};
+}
+
+Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
+  const OpDef& op = *node.op;
+  VKFUSE_TRY(check_inputs(graph, node));
   const Value& first = graph.value(node.inputs.at(0));
   TensorInfo out{first.shape, first.dtype};
   switch (op.kind) {
@@ -136,6 +193,8 @@ Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
       if (!result.ok()) return result.status().with_context(where(node));
       return result;
     }
+    case OpKind::kComposite:
+      return make_error(ErrorCode::kInternal, where(node) + ": a composite op was not expanded");
   }
   return make_error(ErrorCode::kInternal, where(node) + ": unknown op kind");
 }

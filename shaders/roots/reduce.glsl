@@ -14,6 +14,7 @@ shared float vkf_partial[VKF_NUM_REDUCTIONS][VKF_WORKGROUP_SIZE];
 float vkf_combine_sum(float a, float b) { return a + b; }
 float vkf_combine_max(float a, float b) { return max(a, b); }
 float vkf_combine_min(float a, float b) { return min(a, b); }
+float vkf_combine_prod(float a, float b) { return a * b; }
 
 //@vkf_lane_function
 

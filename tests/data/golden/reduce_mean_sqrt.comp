@@ -41,6 +41,7 @@ shared float vkf_partial[VKF_NUM_REDUCTIONS][VKF_WORKGROUP_SIZE];
 float vkf_combine_sum(float a, float b) { return a + b; }
 float vkf_combine_max(float a, float b) { return max(a, b); }
 float vkf_combine_min(float a, float b) { return min(a, b); }
+float vkf_combine_prod(float a, float b) { return a * b; }
 
 void vkf_lane(in float x0, out float y0) {
   const float v0 = op_mul(x0, x0);  // Mul
