@@ -15,7 +15,8 @@
 //     x ─ f ─ g ─ ReduceSum ─ h ─ y   => [f -> g -> ReduceSum -> h]
 //     (tests/unit "reduction takes the chains on both sides")
 //
-//   views (Slice) never dispatch: consumers read the stored tensor through an index map
+//   views (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Flatten) never dispatch: consumers read the
+//   stored tensor through an index map
 //
 //   kernel ops (MatMul, Conv, pooling, ...) run as their own group: one node, its own template
 //
