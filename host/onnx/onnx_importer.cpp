@@ -1,10 +1,335 @@
-// Placeholder until the importer lands: the API exists so callers build.
+// load_onnx: parse the ModelProto, check the opset, turn initializers into constants and graph inputs
+// into graph inputs with static shapes, then walk the nodes in order. Each node is either
+//   - dead (nothing reads its outputs): skipped;
+//   - folded on the CPU (all inputs known: the shape chains torch emits), never reaching the GPU;
+//   - mapped onto vkfuse ops (onnx_node_map.h);
+//   - unsupported: remembered, its outputs poisoned so that its consumers are skipped, and reported
+//     together with every other unsupported node in one error at the end.
 #include <vkfuse/onnx.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "host/onnx/onnx_folding.h"
+#include "host/onnx/onnx_import_state.h"
+#include "host/onnx/onnx_node_map.h"
+#include "host/onnx/tensor_proto.h"
+#include "host/passes/fold_batch_norm.h"
+#include "onnx.pb.h"
+
+namespace vkfuse::onnx_import {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kOldestOpset = 11;
+constexpr int kNewestOpset = 21;
+
+struct UnsupportedNode {
+  std::string op;      // "Conv", or "com.microsoft.FusedConv"
+  std::string node;
+  std::string reason;
+};
+
+Result<std::unique_ptr<onnx::ModelProto>> read_model(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::kNotFound, path + ": no such file");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorCode::kIo, path + ": cannot be opened");
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    return make_error(ErrorCode::kUnsupported, path + ": larger than protobuf's 2 GiB limit; store the weights as external data");
+  auto model = std::make_unique<onnx::ModelProto>();
+  const char* hint = "; the file is truncated or is not an ONNX model";
+  if (bytes.empty() || !model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return make_error(ErrorCode::kInvalidArgument, path + ": cannot be parsed as an ONNX ModelProto" + std::string(hint));
+  // Protobuf accepts many byte strings as some message: insist on what every ONNX model has.
+  if (model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      path + ": not an ONNX model (no " +
+                          (model->ir_version() <= 0 ? "ir_version" : !model->has_graph() ? "graph" : "opset_import") + ")" + hint);
+  return model;
+}
+
+Result<int> model_opset(const onnx::ModelProto& model, const std::string& path) {
+  for (const auto& entry : model.opset_import()) {
+    if (!entry.domain().empty() && entry.domain() != "ai.onnx") continue;
+    const std::int64_t version = entry.version();
+    if (version < kOldestOpset || version > kNewestOpset)
+      return make_error(ErrorCode::kUnsupported, path + ": ai.onnx opset " + std::to_string(version) + " is not supported (opsets " +
+                                                     std::to_string(kOldestOpset) + " to " + std::to_string(kNewestOpset) + ")");
+    return static_cast<int>(version);
+  }
+  return make_error(ErrorCode::kInvalidArgument, path + ": the model imports no ai.onnx opset");
+}
+
+// A graph input's static shape: the model's dims, with OnnxOptions::input_shapes fixing symbolic ones.
+Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& options, const std::string& path) {
+  const std::string where = path + ": input '" + input.name() + "'";
+  if (!input.type().has_tensor_type()) return make_error(ErrorCode::kUnsupported, where + " is not a tensor");
+  const auto& type = input.type().tensor_type();
+  auto given = options.input_shapes.find(input.name());
+  if (!type.has_shape() && given == options.input_shapes.end())
+    return make_error(ErrorCode::kInvalidArgument, where + " has no shape; give one with OnnxOptions::input_shapes");
+  Shape shape;
+  for (int d = 0; d < type.shape().dim_size(); ++d) {
+    const auto& dim = type.shape().dim(d);
+    shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  }
+  if (given != options.input_shapes.end()) {
+    if (type.has_shape() && given->second.size() != shape.size())
+      return make_error(ErrorCode::kInvalidArgument, where + ": the given shape " + shape_to_string(given->second) + " has rank " +
+                                                         std::to_string(given->second.size()) + ", the model's has rank " +
+                                                         std::to_string(shape.size()));
+    shape = given->second;
+  }
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (shape[static_cast<std::size_t>(d)] >= 0) continue;
+    const auto& dim = type.shape().dim(d);
+    if (given != options.input_shapes.end() || dim.has_dim_value())
+      return make_error(ErrorCode::kInvalidArgument, where + " has a negative dimension in " + shape_to_string(shape));
+    const std::string symbol = dim.has_dim_param() && !dim.dim_param().empty() ? " ('" + dim.dim_param() + "')" : "";
+    return make_error(ErrorCode::kInvalidArgument, where + ": dimension " + std::to_string(d) + symbol +
+                                                       " is symbolic; fix it with OnnxOptions::input_shapes (vkfuse run --shape " +
+                                                       input.name() + "=...)");
+  }
+  std::int64_t numel = 1;
+  for (std::int64_t d : shape)
+    if (d != 0 && numel > std::numeric_limits<std::int64_t>::max() / d)
+      return make_error(ErrorCode::kInvalidArgument, where + ": dimensions " + shape_to_string(shape) + " overflow the element count");
+    else
+      numel *= d;
+  return shape;
+}
+
+Status add_inputs(ImportState& state, const onnx::GraphProto& graph, const OnnxOptions& options, const std::string& path,
+                  const std::string& base_dir) {
+  for (const auto& init : graph.initializer()) {
+    VKFUSE_ASSIGN_OR_RETURN(ConstTensor value, const_from_proto(init, base_dir, path + ": initializer '" + init.name() + "'"));
+    state.values[init.name()] = OnnxValue{std::make_shared<const ConstTensor>(std::move(value)), Tensor{}, false};
+  }
+  if (graph.sparse_initializer_size() > 0)
+    return make_error(ErrorCode::kUnsupported, path + ": sparse initializers are not supported");
+  std::set<std::string> inputs;
+  for (const auto& input : graph.input()) {
+    if (state.values.count(input.name())) continue;  // an initializer listed as an input (IR < 4): a constant
+    VKFUSE_ASSIGN_OR_RETURN(const Shape shape, input_shape(input, options, path));
+    VKFUSE_ASSIGN_OR_RETURN(const DType dtype, dtype_for_onnx_type(input.type().tensor_type().elem_type(),
+                                                                   path + ": input '" + input.name() + "'"));
+    const Tensor t = state.builder.input(input.name(), shape, dtype);
+    if (!t.valid()) return state.builder.status().with_context(path);
+    state.values[input.name()] = OnnxValue{nullptr, t, false};
+    inputs.insert(input.name());
+  }
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!inputs.count(name))
+      return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::input_shapes names '" + name + "', which is not a graph input");
+  return {};
+}
+
+// Marks the nodes whose outputs reach a graph output, and counts the live readers of every value.
+std::vector<bool> live_nodes(const std::vector<onnx::NodeProto>& nodes, const onnx::GraphProto& graph, ImportState& state) {
+  std::set<std::string> needed;
+  for (const auto& out : graph.output()) needed.insert(out.name());
+  std::vector<bool> live(nodes.size(), false);
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    for (const std::string& out : nodes[i].output()) live[i] = live[i] || needed.count(out) > 0;
+    if (live[i])
+      for (const std::string& in : nodes[i].input()) needed.insert(in);
+  }
+  state.uses.clear();
+  for (const auto& out : graph.output()) ++state.uses[out.name()];
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (live[i])
+      for (const std::string& in : nodes[i].input())
+        if (!in.empty()) ++state.uses[in];
+  return live;
+}
+
+class NodeWalker {
+ public:
+  NodeWalker(ImportState& state, std::string base_dir) : state_(state), base_dir_(std::move(base_dir)) {}
+
+  // Ok, or an error that stops the import (unsupported nodes are collected instead).
+  Status visit(const onnx::NodeProto& node, std::size_t index) {
+    const std::string& op = node.op_type();
+    const std::string name = state_.unique_node_name(node.name().empty() ? op + "_" + std::to_string(index) : node.name());
+    const std::string where = "node '" + name + "' (" + op + ")";
+    bool poisoned = false, all_constant = true;
+    for (const std::string& in : node.input()) {
+      if (in.empty()) continue;
+      auto it = state_.values.find(in);
+      if (it == state_.values.end())
+        return make_error(ErrorCode::kInvalidArgument,
+                          where + ": input '" + in + "' is not an initializer, a graph input or the output of an earlier node");
+      poisoned = poisoned || it->second.poisoned;
+      all_constant = all_constant && it->second.constant != nullptr;
+    }
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return unsupported(node, node.domain() + "." + op, name, "operator domain '" + node.domain() + "' is not supported");
+    if (poisoned) {
+      Status available = onnx_op_available(op);
+      return available.ok() ? poison(node) : unsupported(node, op, name, available.message());
+    }
+    const NodeAttributes attrs(node, where);
+    // Shape and Size read only the static shape of their input.
+    if ((op == "Shape" || op == "Size") && node.input_size() > 0) {
+      const Shape shape = shape_of(node.input(0));
+      ConstTensor value = fold_size_of(shape);
+      if (op == "Shape") {
+        VKFUSE_ASSIGN_OR_RETURN(value, fold_shape_of(shape, attrs));
+      }
+      return set_constant(node, 0, std::move(value));
+    }
+    if (all_constant) {
+      std::vector<const ConstTensor*> inputs;
+      for (const std::string& in : node.input()) inputs.push_back(in.empty() ? nullptr : state_.values.at(in).constant.get());
+      const FoldContext context{node, attrs, state_.opset, base_dir_};
+      VKFUSE_ASSIGN_OR_RETURN(std::optional<std::vector<ConstTensor>> folded, fold_node(context, inputs));
+      if (folded) {
+        for (std::size_t k = 0; k < folded->size(); ++k) VKFUSE_TRY(set_constant(node, k, std::move((*folded)[k])));
+        return {};
+      }
+    }
+    if (Status available = onnx_op_available(op); !available.ok()) return unsupported(node, op, name, available.message());
+    NodeMapping mapping(state_, node, name);
+    const Status mapped = find_onnx_mapping(op)->map(mapping);
+    if (!state_.builder.status().ok()) return state_.builder.status();
+    if (mapped.code() == ErrorCode::kUnsupported) {
+      std::string reason = mapped.message();
+      if (reason.rfind(where + ": ", 0) == 0) reason = reason.substr(where.size() + 2);
+      return unsupported(node, op, name, reason);
+    }
+    if (!mapped.ok()) return mapped;
+    for (int k = 0; k < node.output_size(); ++k)
+      if (mapping.output_used(static_cast<std::size_t>(k)) && !state_.values.count(node.output(k)))
+        return make_error(ErrorCode::kInternal, where + ": the importer produced no value for output '" + node.output(k) + "'");
+    return {};
+  }
+
+  const std::vector<UnsupportedNode>& unsupported_nodes() const { return unsupported_; }
+
+ private:
+  Shape shape_of(const std::string& name) const {
+    const OnnxValue& v = state_.values.at(name);
+    return v.constant ? v.constant->shape : state_.builder.shape(v.tensor);
+  }
+  Status set_constant(const onnx::NodeProto& node, std::size_t k, ConstTensor value) {
+    if (k < static_cast<std::size_t>(node.output_size()) && !node.output(static_cast<int>(k)).empty())
+      state_.values[node.output(static_cast<int>(k))] = OnnxValue{std::make_shared<const ConstTensor>(std::move(value)), Tensor{}, false};
+    return {};
+  }
+  Status poison(const onnx::NodeProto& node) {
+    for (const std::string& out : node.output())
+      if (!out.empty()) state_.values[out] = OnnxValue{nullptr, Tensor{}, true};
+    return {};
+  }
+  Status unsupported(const onnx::NodeProto& node, std::string op, std::string name, std::string reason) {
+    unsupported_.push_back({std::move(op), std::move(name), std::move(reason)});
+    return poison(node);
+  }
+
+  ImportState& state_;
+  std::string base_dir_;
+  std::vector<UnsupportedNode> unsupported_;
+};
+
+// One message for every unsupported node, grouped by op type (and reason), in model order:
+//   model.onnx (ai.onnx opset 17): 3 nodes use ops vkfuse cannot run:
+//     Conv: 'conv1', 'conv2' (needs vkfuse op 'Conv', which is not in the op table yet)
+//     Resize: 'up' (mode='cubic' is not supported)
+std::string unsupported_message(const std::string& path, int opset, const std::vector<UnsupportedNode>& nodes) {
+  std::vector<std::pair<std::string, std::string>> groups;  // (op, reason) in first-seen order
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> names;
+  for (const UnsupportedNode& n : nodes) {
+    auto key = std::make_pair(n.op, n.reason);
+    if (!names.count(key)) groups.push_back(key);
+    names[key].push_back(n.node);
+  }
+  std::string text = path + " (ai.onnx opset " + std::to_string(opset) + "): " + std::to_string(nodes.size()) +
+                     (nodes.size() == 1 ? " node uses an op" : " nodes use ops") + " vkfuse cannot run:";
+  constexpr std::size_t kShown = 20;
+  for (const auto& key : groups) {
+    const std::vector<std::string>& list = names[key];
+    text += "\n  " + key.first + ": ";
+    for (std::size_t i = 0; i < list.size() && i < kShown; ++i) text += (i ? ", '" : "'") + list[i] + "'";
+    if (list.size() > kShown) text += " and " + std::to_string(list.size() - kShown) + " more";
+    if (!key.second.empty()) text += " (" + key.second + ")";
+  }
+  return text;
+}
+
+Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const OnnxOptions& options, const std::string& path) {
+  std::set<int> taken;
+  for (const auto& output : graph.output()) {
+    const std::string& name = output.name();
+    if (!state.values.count(name))
+      return make_error(ErrorCode::kInvalidArgument, path + ": graph output '" + name + "' is not produced by any node");
+    VKFUSE_ASSIGN_OR_RETURN(Tensor t, state.graph_tensor(name));
+    if (!taken.insert(t.id).second)  // one value under two output names: a copy for the second
+      t = state.builder.op("Identity", {t}, {}, state.unique_node_name(name + "/copy"));
+    const Shape shape = state.builder.shape(t);
+    state.builder.output(t, name);
+    if (!state.builder.status().ok()) return state.builder.status().with_context(path);
+    // The declared shape, when the model has one, checks the import (shapes are all static here).
+    if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
+    const auto& dims = output.type().tensor_type().shape().dim();
+    bool same = dims.size() == static_cast<int>(shape.size());
+    for (int d = 0; same && d < dims.size() && options.input_shapes.empty(); ++d)
+      same = !dims[d].has_dim_value() || dims[d].dim_value() == shape[static_cast<std::size_t>(d)];
+    if (!same) {
+      Shape declared;
+      for (const auto& d : dims) declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      return make_error(ErrorCode::kInvalidArgument, path + ": graph output '" + name + "' is declared as " +
+                                                         shape_to_string(declared) + " (rank " + std::to_string(declared.size()) +
+                                                         ") but computes " + shape_to_string(shape) + " (rank " +
+                                                         std::to_string(shape.size()) + ")");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Graph> import_model(const std::string& path, const OnnxOptions& options) {
+  VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
+  VKFUSE_ASSIGN_OR_RETURN(const int opset, model_opset(*model, path));
+  const onnx::GraphProto& graph = model->graph();
+  fs::path folder = fs::path(path).parent_path();
+  const std::string base_dir = folder.empty() ? "." : folder.string();
+  const std::string context = path + " (opset " + std::to_string(opset) + ")";
+
+  ImportState state;
+  state.model = path;
+  state.opset = opset;
+  VKFUSE_TRY(add_inputs(state, graph, options, path, base_dir));
+
+  std::vector<onnx::NodeProto> nodes(graph.node().begin(), graph.node().end());
+  live_nodes(nodes, graph, state);
+  if (auto folded = fold_batch_norms(nodes, state); !folded.ok()) return folded.status().with_context(context);
+  const std::vector<bool> live = live_nodes(nodes, graph, state);
+
+  NodeWalker walker(state, base_dir);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!live[i]) continue;
+    if (Status s = walker.visit(nodes[i], i); !s.ok()) return s.with_context(context);
+  }
+  if (!walker.unsupported_nodes().empty())
+    return make_error(ErrorCode::kUnsupported, unsupported_message(path, opset, walker.unsupported_nodes()));
+  VKFUSE_TRY(add_outputs(state, graph, options, path));
+  auto built = state.builder.build();
+  if (!built.ok()) return built.status().with_context(context);
+  return built;
+}
+
+}  // namespace vkfuse::onnx_import
 
 namespace vkfuse {
 
-Result<Graph> load_onnx(const std::string& path, const OnnxOptions&) {
-  return make_error(ErrorCode::kUnsupported, "load_onnx('" + path + "'): the ONNX importer is not built yet");
-}
+Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options) { return onnx_import::import_model(path, options); }
 
 }  // namespace vkfuse

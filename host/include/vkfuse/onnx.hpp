@@ -14,9 +14,21 @@ struct OnnxOptions {
   std::map<std::string, Shape> input_shapes;
 };
 
-// Reads an .onnx file (opsets 11 to 21) and its external data, folds constants and shape chains, and
+// Reads an .onnx file (ai.onnx opsets 11 to 21) and its external data, folds constants and shape chains, and
 // maps every node onto vkfuse ops. Errors name the file, the node, the op type and the opset; a model
 // with unsupported ops fails with one error that lists every unsupported op type with its nodes.
+//
+// The graph keeps the model's names: graph inputs and outputs are named as in the model, and nodes after
+// their ONNX nodes (missing or duplicate names are made unique: "Relu_0", "dup_1"; ops a node expands to
+// are named "<node>/<part>"). Every dimension must be static once input_shapes is applied; a symbolic
+// one that is not fixed is an error naming the input and the dimension.
+//
+// Dtypes: FLOAT, DOUBLE and BFLOAT16 run as f32, FLOAT16 as f16, BOOL as bool, and every integer type
+// (INT64 included) as i32: integer inputs must be given as i32 tensors and integer outputs come back as
+// i32. Integer constants are folded in int64 while loading; one that reaches the GPU must fit in int32.
+//
+// External data is read relative to the model's folder; an absolute location, or one that leaves the
+// folder, is refused.
 Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options = {});
 
 }  // namespace vkfuse

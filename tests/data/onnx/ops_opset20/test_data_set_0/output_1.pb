@@ -1,0 +1,1 @@
+B	y_max_allJf»Ò?

@@ -1,0 +1,4 @@
+Bexternalj
+locationexternal_data.binj
+offset8j
+length8p

@@ -1,0 +1,2 @@
+
+*€x€€Bfloat16_typed

@@ -1,0 +1,1 @@
+ÿÿÿÿÿÿÿÿÿBnegative_dims
