@@ -1,6 +1,10 @@
 // vkfuse: the command-line tool.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "commands.h"
 
@@ -18,35 +22,146 @@ std::string flag_value(const Args& args, const std::string& flag, const std::str
   return fallback;
 }
 
+bool ParsedArgs::has(std::string_view flag) const {
+  return switches.find(flag) != switches.end() || values.find(flag) != values.end();
+}
+
+const std::vector<std::string>& ParsedArgs::all(std::string_view flag) const {
+  static const std::vector<std::string> kNone;
+  auto it = values.find(flag);
+  return it == values.end() ? kNone : it->second;
+}
+
+std::string ParsedArgs::value(std::string_view flag, const std::string& fallback) const {
+  const std::vector<std::string>& given = all(flag);
+  return given.empty() ? fallback : given.back();
+}
+
+Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::string_view> valued,
+                              std::initializer_list<std::string_view> switches) {
+  auto known = [](std::initializer_list<std::string_view> list, std::string_view flag) {
+    for (std::string_view f : list)
+      if (f == flag) return true;
+    return false;
+  };
+  ParsedArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg == "--") {
+      parsed.positional.push_back(arg);
+      continue;
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq);
+    if (known(valued, flag)) {
+      if (eq != std::string::npos) {
+        parsed.values[flag].push_back(arg.substr(eq + 1));
+      } else if (i + 1 < args.size()) {
+        parsed.values[flag].push_back(args[++i]);
+      } else {
+        return make_error(ErrorCode::kInvalidArgument, flag + " needs a value");
+      }
+    } else if (known(switches, flag) && eq == std::string::npos) {
+      parsed.switches[flag] = true;
+    } else if (known(switches, flag)) {
+      return make_error(ErrorCode::kInvalidArgument, flag + " takes no value");
+    } else {
+      return make_error(ErrorCode::kInvalidArgument, "unknown option '" + flag + "'");
+    }
+  }
+  return parsed;
+}
+
+Result<std::map<std::string, Shape>> parse_shape_flags(const std::vector<std::string>& values) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& text : values) {
+    const std::size_t eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      return make_error(ErrorCode::kInvalidArgument, "--shape '" + text + "': expected NAME=DIMS, e.g. input=1x3x224x224");
+    const std::string name = text.substr(0, eq), dims = text.substr(eq + 1);
+    Shape shape;
+    std::size_t pos = 0;
+    while (pos <= dims.size()) {
+      const std::size_t end = std::min(dims.find('x', pos), dims.size());
+      const std::string dim = dims.substr(pos, end - pos);
+      errno = 0;
+      char* stop = nullptr;
+      const long long v = std::strtoll(dim.c_str(), &stop, 10);
+      if (dim.empty() || *stop != '\0' || errno == ERANGE || v <= 0 || dim[0] == '+' || dim[0] == ' ')
+        return make_error(ErrorCode::kInvalidArgument, "--shape '" + text + "': dimension '" + dim +
+                                                           "' is not a positive integer (dimensions are separated by 'x')");
+      shape.push_back(v);
+      pos = end + 1;
+    }
+    if (shapes.count(name)) return make_error(ErrorCode::kInvalidArgument, "--shape: '" + name + "' is given twice");
+    shapes.emplace(name, std::move(shape));
+  }
+  return shapes;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f %s", v < 10.0 ? 2 : 1, v, kUnits[unit]);
+  return text;
+}
+
 }  // namespace vkfuse::cli
 
 namespace {
 
-void print_usage() {
-  std::puts(
+void print_usage(std::FILE* to) {
+  std::fputs(
       "usage: vkfuse <command> [options]\n"
       "\n"
       "commands:\n"
       "  devices [--json]                 list Vulkan devices, drivers and the limits vkfuse plans with\n"
       "  demo [--batch N] [--boxes N]     run the embedded GIoU-loss graph and an elementwise chain,\n"
       "                                   fused and unfused, against the CPU reference\n"
+      "  run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--output-dir DIR]\n"
+      "      [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
+      "                                   run an ONNX model on the GPU. Input files are .npy or ONNX\n"
+      "                                   TensorProto .pb; --input FILE alone is enough for a one-input\n"
+      "                                   model. Writes DIR/NAME.npy per output. --compare reads\n"
+      "                                   DIR/NAME.npy, DIR/NAME.pb or DIR/output_<i>.pb and prints, per\n"
+      "                                   output, the max abs error and that error relative to the\n"
+      "                                   reference's largest magnitude; fails (exit 1) above T\n"
+      "                                   (default 1e-3). Prints the device, dispatches and GPU time\n"
+      "  plan MODEL.onnx [--shape NAME=DIMS ...] [--dot FILE] [--no-fusion]\n"
+      "                                   the fused groups in execution order, what each reads and\n"
+      "                                   writes and the intermediates it keeps out of memory; --dot\n"
+      "                                   writes Graphviz, one cluster per group. Needs no GPU: it plans\n"
+      "                                   with vkfuse's default device limits (those desktop GPUs and\n"
+      "                                   lavapipe get), not with the limits of any one device\n"
+      "\n"
+      "  --shape NAME=DIMS fixes a symbolic input dimension, e.g. --shape input=1x3x224x224\n"
       "\n"
       "environment: VKFUSE_DEVICE, VKFUSE_VALIDATION, VKFUSE_DISABLE_FUSION, VKFUSE_CACHE_DIR,\n"
-      "             VKFUSE_DUMP_DIR, VKFUSE_LOG (see README.md)");
+      "             VKFUSE_DUMP_DIR, VKFUSE_LOG (see README.md)\n",
+      to);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    print_usage();
+    print_usage(stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
   const vkfuse::cli::Args args(argv + 2, argv + argc);
   if (command == "devices") return vkfuse::cli::run_devices(args);
   if (command == "demo") return vkfuse::cli::run_demo(args);
+  if (command == "run") return vkfuse::cli::run_run(args);
+  if (command == "plan") return vkfuse::cli::run_plan(args);
   std::fprintf(stderr, "vkfuse: unknown command '%s'\n\n", command.c_str());
-  print_usage();
+  print_usage(stderr);
   return 2;
 }

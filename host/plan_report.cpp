@@ -1,0 +1,73 @@
+#include "host/plan_report.h"
+
+#include <set>
+
+#include "host/graph.h"
+
+namespace vkfuse {
+namespace {
+
+const char* root_name(GroupRoot root) {
+  switch (root) {
+    case GroupRoot::kElementwise: return "elementwise";
+    case GroupRoot::kReduce: return "reduce";
+    case GroupRoot::kKernel: return "kernel";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode) {
+  const GraphIR& ir = graph_ir(graph);
+  VKFUSE_ASSIGN_OR_RETURN(FusionPlan plan, plan_fusion(ir, device, mode));
+
+  PlanReport report;
+  report.fused = mode == FusionMode::kFused;
+  report.op_count = plan.op_count;
+  report.inputs.assign(ir.inputs.begin(), ir.inputs.end());
+  report.outputs.assign(ir.outputs.begin(), ir.outputs.end());
+  for (const Value& value : ir.values) {
+    PlanValue v;
+    v.name = value.name;
+    v.shape = value.shape;
+    v.dtype = value.dtype;
+    v.producer = value.producer;
+    v.is_input = value.is_input;
+    v.is_output = value.is_output;
+    v.is_constant = value.constant.has_value();
+    v.is_scalar_constant = value.constant && value.constant->numel() == 1;
+    v.bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+    report.values.push_back(std::move(v));
+  }
+  for (const Node& node : ir.nodes) {
+    PlanNode n;
+    n.name = node.name;
+    n.op_type = std::string(node.op->name);
+    n.inputs.assign(node.inputs.begin(), node.inputs.end());
+    n.output = node.output;
+    n.is_view = node.op->kind == OpKind::kView;
+    report.view_count += n.is_view ? 1 : 0;
+    report.nodes.push_back(std::move(n));
+  }
+  for (const FusionGroup& group : plan.groups) {
+    PlanGroup g;
+    g.label = group.label;
+    g.root = root_name(group.root);
+    g.nodes.assign(group.nodes.begin(), group.nodes.end());
+    g.inputs.assign(group.inputs.begin(), group.inputs.end());
+    g.outputs.assign(group.outputs.begin(), group.outputs.end());
+    const std::set<ValueId> stored(group.outputs.begin(), group.outputs.end());
+    for (NodeId n : group.nodes) {
+      const ValueId out = ir.node(n).output;
+      if (stored.count(out)) continue;
+      g.kept_values.push_back(out);
+      g.kept_bytes += report.values[static_cast<std::size_t>(out)].bytes;
+    }
+    report.kept_bytes += g.kept_bytes;
+    report.groups.push_back(std::move(g));
+  }
+  return report;
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,63 @@
+// PlanReport: what the fusion planner would do with a graph, as plain data for tools to print (the
+// `vkfuse plan` text and Graphviz output live in tools/cmd_plan.cpp). Pure: no GPU.
+//
+// Ids in the report are the graph's own (values and nodes index `values` and `nodes`), so a value or a
+// node that several groups recompute appears once here and in each of those groups.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <vkfuse/vkfuse.hpp>
+
+#include "backend/device_plan.h"
+#include "host/fusion_planner.h"
+
+namespace vkfuse {
+
+struct PlanValue {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+  int producer = -1;  // node id, -1 for graph inputs and constants
+  bool is_input = false;
+  bool is_output = false;
+  bool is_constant = false;
+  bool is_scalar_constant = false;  // baked into the shader as a literal: never bound
+  std::uint64_t bytes = 0;
+};
+
+struct PlanNode {
+  std::string name;
+  std::string op_type;  // "Conv", "Slice"
+  std::vector<int> inputs;
+  int output = -1;
+  bool is_view = false;  // an index map over a stored tensor: in no group, never dispatched
+};
+
+struct PlanGroup {
+  std::string label;       // "Conv -> Add -> Relu"
+  std::string root;        // "elementwise", "reduce", "kernel"
+  std::vector<int> nodes;  // execution order inside the group
+  std::vector<int> inputs;   // values read from memory
+  std::vector<int> outputs;  // values written to memory
+  // Values computed inside the group and never written to memory, and their bytes.
+  std::vector<int> kept_values;
+  std::uint64_t kept_bytes = 0;
+};
+
+struct PlanReport {
+  bool fused = true;
+  std::vector<PlanValue> values;
+  std::vector<PlanNode> nodes;
+  std::vector<PlanGroup> groups;  // execution order; one dispatch each
+  std::vector<int> inputs, outputs;
+  std::size_t op_count = 0;    // nodes that compute (views excluded)
+  std::size_t view_count = 0;  // nodes that are views
+  std::uint64_t kept_bytes = 0;  // over all groups
+};
+
+Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode);
+
+}  // namespace vkfuse

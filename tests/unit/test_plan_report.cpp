@@ -1,0 +1,100 @@
+// PlanReport (host/plan_report.h), what `vkfuse plan` prints: groups, their inputs and outputs, the
+// bytes each keeps out of memory, op and view counts, fused and unfused. No GPU.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "host/plan_report.h"
+
+namespace vkfuse {
+namespace {
+
+Graph build_graph(GraphBuilder& b) {
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  return std::move(graph).value();
+}
+
+PlanReport report_of(const Graph& graph, FusionMode mode = FusionMode::kFused) {
+  auto report = make_plan_report(graph, DevicePlan{}, mode);
+  REQUIRE_MESSAGE(report.ok(), report.status().to_string());
+  return std::move(report).value();
+}
+
+std::string names(const PlanReport& report, const std::vector<int>& ids) {
+  std::string out;
+  for (int id : ids) out += (out.empty() ? "" : ", ") + report.values[static_cast<std::size_t>(id)].name;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("plan report: a fused chain keeps its intermediates out of memory") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {7, 13}), y = b.input("y", {7, 13}), z = b.input("z", {13});
+  const Tensor s = b.op("Sub", {x, y}, {}, "sub");
+  const Tensor m = b.op("Mul", {s, b.scalar(0.5f)}, {}, "mul");
+  b.output(b.op("Add", {m, z}, {}, "add"), "out");
+  const Graph graph = build_graph(b);
+
+  const PlanReport fused = report_of(graph);
+  REQUIRE(fused.groups.size() == 1);
+  const PlanGroup& g = fused.groups[0];
+  CHECK(g.label == "Sub -> Mul -> Add");
+  CHECK(g.root == "elementwise");
+  CHECK(g.nodes.size() == 3);
+  CHECK(names(fused, g.inputs) == "x, y, const_4, z");
+  CHECK(names(fused, g.outputs) == "out");
+  CHECK(names(fused, g.kept_values) == "sub, mul");
+  CHECK(g.kept_bytes == 2 * 7 * 13 * 4);
+  CHECK(fused.kept_bytes == g.kept_bytes);
+  CHECK(fused.op_count == 3);
+  CHECK(fused.view_count == 0);
+  CHECK(names(fused, fused.inputs) == "x, y, z");
+  CHECK(names(fused, fused.outputs) == "out");
+  const PlanValue& literal = fused.values[static_cast<std::size_t>(g.inputs[2])];
+  CHECK(literal.is_constant);
+  CHECK(literal.is_scalar_constant);
+  CHECK(fused.nodes[static_cast<std::size_t>(g.nodes[1])].op_type == "Mul");
+  CHECK(fused.nodes[static_cast<std::size_t>(g.nodes[1])].name == "mul");
+
+  const PlanReport unfused = report_of(graph, FusionMode::kUnfused);
+  CHECK_FALSE(unfused.fused);
+  CHECK(unfused.groups.size() == 3);
+  CHECK(unfused.kept_bytes == 0);
+  CHECK(unfused.op_count == 3);
+  CHECK(names(unfused, unfused.groups[1].outputs) == "mul");
+}
+
+TEST_CASE("plan report: kernel ops are their own group; views are counted and never grouped") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {2, 6});
+  const Tensor w = b.constant(HostTensor::from_floats({4, 3}, std::vector<float>(12, 0.5f)), "W");
+  const Tensor sliced = b.op("Slice", {x}, {{"axis", 1}, {"start", 1}, {"end", 5}}, "slice");  // [2,4]
+  const Tensor h = b.op("Relu", {b.op("Add", {sliced, b.scalar(1.0f)}, {}, "add")}, {}, "relu");
+  b.output(b.op("MatMul", {h, w}, {}, "matmul"), "y");
+  const Graph graph = build_graph(b);
+
+  const PlanReport report = report_of(graph);
+  REQUIRE(report.groups.size() == 2);
+  CHECK(report.groups[0].label == "Add -> Relu");
+  CHECK(report.groups[0].root == "elementwise");
+  CHECK(names(report, report.groups[0].inputs) == "slice, const_3");
+  CHECK(names(report, report.groups[0].outputs) == "relu");
+  CHECK(names(report, report.groups[0].kept_values) == "add");
+  CHECK(report.groups[0].kept_bytes == 2 * 4 * 4);
+  CHECK(report.groups[1].label == "MatMul");
+  CHECK(report.groups[1].root == "kernel");
+  CHECK(names(report, report.groups[1].inputs) == "relu, W");
+  CHECK(report.groups[1].kept_bytes == 0);
+  CHECK(report.op_count == 3);
+  CHECK(report.view_count == 1);
+  int views = 0;
+  for (const PlanNode& node : report.nodes) views += node.is_view ? 1 : 0;
+  CHECK(views == 1);
+  CHECK(report.values[static_cast<std::size_t>(report.groups[1].inputs[1])].is_constant);
+  CHECK_FALSE(report.values[static_cast<std::size_t>(report.groups[1].inputs[1])].is_scalar_constant);
+}
+
+}  // namespace vkfuse

@@ -1,0 +1,176 @@
+// vkfuse plan: the fused groups of an ONNX model, without a GPU, as text and optionally Graphviz.
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include <vkfuse/onnx.hpp>
+#include <vkfuse/vkfuse.hpp>
+
+#include "commands.h"
+#include "host/plan_report.h"
+
+namespace vkfuse::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--dot FILE] [--no-fusion]\n"
+    "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
+    "  and the bytes of intermediates it keeps out of memory; then graph ops vs dispatches.\n"
+    "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults, which desktop\n"
+    "  GPUs and lavapipe get too), not with a device's own; a device with fewer storage buffers per\n"
+    "  stage can split groups differently under `vkfuse run`.\n"
+    "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+    "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
+    "  --no-fusion         the unfused plan: one dispatch per op\n";
+
+// "x f32[1,3,224,224]"; constants say so.
+std::string describe_value(const PlanValue& v) {
+  return v.name + " " + dtype_name(v.dtype) + shape_to_string(v.shape) + (v.is_constant ? " (constant)" : "");
+}
+
+// The tensors of `ids` one per line under a heading; scalar constants (shader literals) are counted.
+void print_values(const char* heading, const PlanReport& report, const std::vector<int>& ids) {
+  std::size_t literals = 0;
+  std::string line;
+  for (int id : ids) {
+    const PlanValue& v = report.values[static_cast<std::size_t>(id)];
+    if (v.is_scalar_constant) {
+      ++literals;
+      continue;
+    }
+    line += (line.empty() ? "" : ", ") + describe_value(v);
+  }
+  if (literals > 0) line += (line.empty() ? "" : ", ") + std::to_string(literals) + " scalar literal" + (literals > 1 ? "s" : "");
+  std::printf("      %-5s %s\n", heading, line.empty() ? "-" : line.c_str());
+}
+
+std::string dot_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// One cluster per group with a box per op; tensors in memory as ellipses (inputs blue, outputs green,
+// constants grey notes); views as dashed boxes outside every cluster. An op that several groups
+// recompute is drawn once in each.
+std::string plan_to_dot(const PlanReport& report) {
+  std::string dot =
+      "digraph vkfuse_plan {\n  rankdir=TB;\n  graph [fontname=\"Helvetica\", fontsize=11];\n"
+      "  node [fontname=\"Helvetica\", fontsize=10];\n";
+  std::set<int> shown_values;
+  std::string edges;
+  auto value_node = [&](int v) {
+    shown_values.insert(v);
+    return "v" + std::to_string(v);
+  };
+  for (std::size_t k = 0; k < report.groups.size(); ++k) {
+    const PlanGroup& g = report.groups[k];
+    const std::set<int> members(g.nodes.begin(), g.nodes.end());
+    const std::string prefix = "g" + std::to_string(k) + "_n";
+    dot += "  subgraph cluster_" + std::to_string(k) + " {\n    label=\"[" + std::to_string(k) + "] " + dot_escape(g.label) +
+           "\\n" + std::to_string(g.nodes.size()) + (g.nodes.size() == 1 ? " op, " : " ops, ") + g.root +
+           " root, kept out of memory: " + format_bytes(g.kept_bytes) + "\";\n    style=rounded; color=\"#3b6fb6\";\n";
+    for (int n : g.nodes) {
+      const PlanNode& node = report.nodes[static_cast<std::size_t>(n)];
+      dot += "    " + prefix + std::to_string(n) + " [shape=box, label=\"" + dot_escape(node.op_type) + "\\n" +
+             dot_escape(node.name) + "\"];\n";
+      for (int v : node.inputs) {
+        const PlanValue& value = report.values[static_cast<std::size_t>(v)];
+        if (value.producer >= 0 && members.count(value.producer))
+          edges += "  " + prefix + std::to_string(value.producer) + " -> " + prefix + std::to_string(n) + ";\n";
+        else if (!value.is_scalar_constant)
+          edges += "  " + value_node(v) + " -> " + prefix + std::to_string(n) + ";\n";
+      }
+    }
+    dot += "  }\n";
+    for (int v : g.outputs)
+      edges += "  " + prefix + std::to_string(report.values[static_cast<std::size_t>(v)].producer) + " -> " + value_node(v) + ";\n";
+  }
+  for (std::size_t n = 0; n < report.nodes.size(); ++n) {
+    const PlanNode& node = report.nodes[n];
+    if (!node.is_view) continue;
+    dot += "  n" + std::to_string(n) + " [shape=box, style=dashed, label=\"" + dot_escape(node.op_type) + " (view)\\n" +
+           dot_escape(node.name) + "\"];\n";
+    for (int v : node.inputs)
+      if (!report.values[static_cast<std::size_t>(v)].is_scalar_constant)
+        edges += "  " + value_node(v) + " -> n" + std::to_string(n) + ";\n";
+    edges += "  n" + std::to_string(n) + " -> " + value_node(node.output) + ";\n";
+  }
+  for (int v : report.inputs) shown_values.insert(v);
+  for (int v : report.outputs) shown_values.insert(v);
+  for (int v : shown_values) {
+    const PlanValue& value = report.values[static_cast<std::size_t>(v)];
+    std::string style = "shape=ellipse";
+    if (value.is_input) style += ", style=filled, fillcolor=\"#cfe2ff\"";
+    else if (value.is_output) style += ", style=filled, fillcolor=\"#d1f2d1\"";
+    else if (value.is_constant) style = "shape=note, color=grey50, fontcolor=grey30";
+    if (value.is_output && value.is_input) style = "shape=ellipse, style=filled, fillcolor=\"#cfe2ff\"";
+    dot += "  v" + std::to_string(v) + " [" + style + ", label=\"" + dot_escape(value.name) + "\\n" + dtype_name(value.dtype) +
+           shape_to_string(value.shape) + "\"];\n";
+  }
+  return dot + edges + "}\n";
+}
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "vkfuse plan: %s\n", status.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int run_plan(const Args& args) {
+  if (has_flag(args, "--help") || has_flag(args, "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  auto parsed = parse_args(args, {"--shape", "--dot"}, {"--no-fusion"});
+  if (!parsed.ok() || parsed->positional.size() != 1) {
+    std::fprintf(stderr, "vkfuse plan: %s\n%s",
+                 parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
+                             : parsed.status().message().c_str(),
+                 kUsage);
+    return 2;
+  }
+  const std::string model = parsed->positional[0];
+  auto shapes = parse_shape_flags(parsed->all("--shape"));
+  if (!shapes.ok()) return fail(shapes.status());
+  auto graph = load_onnx(model, OnnxOptions{*shapes});
+  if (!graph.ok()) return fail(graph.status());
+  const bool fused = !parsed->has("--no-fusion");
+  const DevicePlan limits{};
+  auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused);
+  if (!report.ok()) return fail(report.status());
+
+  std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch)\n", model.c_str(),
+              fused ? "fused" : "unfused", limits.max_bindings);
+  for (std::size_t k = 0; k < report->groups.size(); ++k) {
+    const PlanGroup& g = report->groups[k];
+    std::printf("  [%zu] %s\n", k, g.label.c_str());
+    std::printf("      %zu op%s, %s root, intermediates kept out of memory: %s (%zu value%s)\n", g.nodes.size(),
+                g.nodes.size() == 1 ? "" : "s", g.root.c_str(), format_bytes(g.kept_bytes).c_str(), g.kept_values.size(),
+                g.kept_values.size() == 1 ? "" : "s");
+    print_values("in:", *report, g.inputs);
+    print_values("out:", *report, g.outputs);
+  }
+  // The count is of vkfuse graph nodes after import (constant folding, views, BN folding), which is
+  // not the number of nodes in the ONNX file.
+  std::printf("total: %zu graph ops after import", report->op_count);
+  if (report->view_count > 0)
+    std::printf(" (+%zu view%s, no dispatch)", report->view_count, report->view_count == 1 ? "" : "s");
+  std::printf(" -> %zu dispatch%s; %s of intermediates kept out of memory\n", report->groups.size(),
+              report->groups.size() == 1 ? "" : "es", format_bytes(report->kept_bytes).c_str());
+
+  if (const std::string dot_path = parsed->value("--dot"); !dot_path.empty()) {
+    std::ofstream out(dot_path, std::ios::trunc);
+    out << plan_to_dot(*report);
+    out.close();
+    if (!out) return fail(make_error(ErrorCode::kIo, "--dot " + dot_path + ": cannot write the file"));
+    std::printf("wrote %s (Graphviz: dot -Tsvg %s -o plan.svg)\n", dot_path.c_str(), dot_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace vkfuse::cli

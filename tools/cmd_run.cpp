@@ -1,0 +1,306 @@
+// vkfuse run: an ONNX model on the GPU, inputs from tensor files, outputs to .npy, optional comparison
+// against reference files.
+//
+// Everything that can be checked without a device (the model, the options, every input file's dtype
+// and shape, the folders) is checked before a device is opened, so a mistake costs no GPU time.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include <vkfuse/onnx.hpp>
+#include <vkfuse/tensor_io.hpp>
+#include <vkfuse/vkfuse.hpp>
+
+#include "commands.h"
+#include "host/graph.h"
+
+namespace vkfuse::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kUsage =
+    "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--output-dir DIR]\n"
+    "                  [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
+    "  --input NAME=FILE   a graph input from .npy or ONNX TensorProto .pb (repeat per input;\n"
+    "                      --input FILE alone for a one-input model)\n"
+    "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+    "  --output-dir DIR    writes DIR/NAME.npy per output (created if missing)\n"
+    "  --compare DIR       compares each output with DIR/NAME.npy, DIR/NAME.pb or DIR/output_<i>.pb\n"
+    "  --tolerance T       the largest max-abs error relative to the reference's largest magnitude\n"
+    "                      that passes (default 1e-3); a failing output makes the exit code 1\n"
+    "  --runs N            runs N times (default 1): outputs and GPU time from the last run, which\n"
+    "                      excludes first-run warm-up when N >= 2\n"
+    "  --no-fusion         one dispatch per op\n";
+
+std::string describe(DType dtype, const Shape& shape) { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
+
+// A file name for a tensor name: ONNX names may hold '/', ':' and worse.
+std::string file_stem(const std::string& name, std::size_t index) {
+  std::string stem;
+  for (char c : name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '-' || c == '.';
+    stem += safe ? c : '_';
+  }
+  if (stem.empty() || stem.find_first_not_of('.') == std::string::npos) stem = "output_" + std::to_string(index);
+  return stem;
+}
+
+struct GraphInput {
+  std::string name;
+  Shape shape;
+  DType dtype;
+};
+
+Result<std::map<std::string, HostTensor>> read_inputs(const std::vector<GraphInput>& expected,
+                                                      const std::vector<std::string>& flags) {
+  auto list_inputs = [&] {
+    std::string text;
+    for (const GraphInput& in : expected) text += (text.empty() ? "" : ", ") + in.name + " " + describe(in.dtype, in.shape);
+    return text.empty() ? std::string("none") : text;
+  };
+  std::map<std::string, HostTensor> inputs;
+  for (const std::string& flag : flags) {
+    std::string name, file;
+    const std::size_t eq = flag.find('=');
+    bool named = false;
+    if (eq != std::string::npos) {
+      name = flag.substr(0, eq);
+      for (const GraphInput& in : expected) named |= in.name == name;
+    }
+    if (named) {
+      file = flag.substr(eq + 1);
+    } else if (expected.size() == 1 && (eq == std::string::npos || fs::exists(flag))) {
+      name = expected[0].name;
+      file = flag;
+    } else if (eq != std::string::npos) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--input " + flag + ": the model has no input named '" + name + "'; its inputs: " + list_inputs());
+    } else {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--input " + flag + ": expected NAME=FILE (the model has " + std::to_string(expected.size()) +
+                            " inputs: " + list_inputs() + ")");
+    }
+    if (inputs.count(name)) return make_error(ErrorCode::kInvalidArgument, "--input: '" + name + "' is given twice");
+    VKFUSE_ASSIGN_OR_RETURN(HostTensor tensor, read_tensor_file(file));
+    for (const GraphInput& in : expected) {
+      if (in.name != name) continue;
+      if (tensor.dtype != in.dtype || tensor.shape != in.shape)
+        return make_error(ErrorCode::kInvalidArgument, "input '" + name + "': " + file + " holds " +
+                                                           describe(tensor.dtype, tensor.shape) + ", the model expects " +
+                                                           describe(in.dtype, in.shape));
+    }
+    inputs.emplace(name, std::move(tensor));
+  }
+  std::string missing;
+  for (const GraphInput& in : expected)
+    if (!inputs.count(in.name)) missing += (missing.empty() ? "" : ", ") + in.name + " " + describe(in.dtype, in.shape);
+  if (!missing.empty())
+    return make_error(ErrorCode::kInvalidArgument, "no --input for " + missing + " (give each as --input NAME=FILE)");
+  return inputs;
+}
+
+struct Comparison {
+  double max_abs = 0.0;
+  double ref_max = 0.0;   // largest finite |reference|
+  double relative = 0.0;  // max_abs / ref_max
+  std::int64_t worst = -1;
+};
+
+// NaN matches NaN and an infinity matches itself (IEEE results the reference shares are not errors);
+// any other disagreement in finiteness is an infinite error.
+Comparison compare_values(const std::vector<float>& got, const std::vector<float>& want) {
+  Comparison c;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double w = want[i], g = got[i];
+    if (std::isfinite(w)) c.ref_max = std::max(c.ref_max, std::fabs(w));
+    double error = 0.0;
+    if (std::isnan(w) || std::isnan(g)) error = std::isnan(w) && std::isnan(g) ? 0.0 : HUGE_VAL;
+    else if (std::isinf(w) || std::isinf(g)) error = w == g ? 0.0 : HUGE_VAL;
+    else error = std::fabs(g - w);
+    if (c.worst < 0 || error > c.max_abs) {
+      c.max_abs = error;
+      c.worst = static_cast<std::int64_t>(i);
+    }
+  }
+  if (c.ref_max > 0.0) c.relative = c.max_abs / c.ref_max;
+  else c.relative = c.max_abs == 0.0 ? 0.0 : HUGE_VAL;
+  return c;
+}
+
+// Reads DIR/<stem>.npy, DIR/<stem>.pb or DIR/output_<index>.pb (ONNX's test-data layout), the first
+// that exists.
+Result<std::pair<std::string, HostTensor>> read_reference(const std::string& dir, const std::string& stem,
+                                                          std::size_t index) {
+  const std::string candidates[] = {(fs::path(dir) / (stem + ".npy")).string(), (fs::path(dir) / (stem + ".pb")).string(),
+                                    (fs::path(dir) / ("output_" + std::to_string(index) + ".pb")).string()};
+  for (const std::string& path : candidates) {
+    if (!fs::exists(path)) continue;
+    VKFUSE_ASSIGN_OR_RETURN(HostTensor tensor, read_tensor_file(path));
+    return std::make_pair(path, std::move(tensor));
+  }
+  return make_error(ErrorCode::kNotFound, "no reference file (looked for " + candidates[0] + ", " + candidates[1] +
+                                              ", " + candidates[2] + ")");
+}
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "vkfuse run: %s\n", status.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int run_run(const Args& args) {
+  if (has_flag(args, "--help") || has_flag(args, "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  auto parsed =
+      parse_args(args, {"--input", "--shape", "--output-dir", "--compare", "--tolerance", "--runs"}, {"--no-fusion"});
+  if (!parsed.ok() || parsed->positional.size() != 1) {
+    std::fprintf(stderr, "vkfuse run: %s\n%s",
+                 parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
+                             : parsed.status().message().c_str(),
+                 kUsage);
+    return 2;
+  }
+  const std::string model = parsed->positional[0];
+  double tolerance = 1e-3;
+  {
+    const std::string text = parsed->value("--tolerance", "1e-3");
+    char* stop = nullptr;
+    tolerance = std::strtod(text.c_str(), &stop);
+    if (text.empty() || *stop != '\0' || !(tolerance >= 0.0)) {
+      std::fprintf(stderr, "vkfuse run: --tolerance '%s' is not a non-negative number\n", text.c_str());
+      return 2;
+    }
+  }
+  int runs = 1;
+  {
+    const std::string text = parsed->value("--runs", "1");
+    char* stop = nullptr;
+    const long value = std::strtol(text.c_str(), &stop, 10);
+    if (text.empty() || *stop != '\0' || value < 1 || value > 1000000) {
+      std::fprintf(stderr, "vkfuse run: --runs '%s' is not a positive integer\n", text.c_str());
+      return 2;
+    }
+    runs = static_cast<int>(value);
+  }
+  auto shapes = parse_shape_flags(parsed->all("--shape"));
+  if (!shapes.ok()) return fail(shapes.status());
+  const std::string output_dir = parsed->value("--output-dir");
+  const std::string compare_dir = parsed->value("--compare");
+  if (!compare_dir.empty() && !fs::is_directory(compare_dir))
+    return fail(make_error(ErrorCode::kNotFound, "--compare " + compare_dir + ": no such folder"));
+
+  auto graph = load_onnx(model, OnnxOptions{*shapes});
+  if (!graph.ok()) return fail(graph.status());
+  const GraphIR& ir = graph_ir(*graph);
+  std::vector<GraphInput> expected;
+  for (ValueId v : ir.inputs) expected.push_back({ir.value(v).name, ir.value(v).shape, ir.value(v).dtype});
+  auto inputs = read_inputs(expected, parsed->all("--input"));
+  if (!inputs.ok()) return fail(inputs.status());
+
+  std::vector<std::string> names, stems;
+  for (std::size_t i = 0; i < ir.outputs.size(); ++i) {
+    names.push_back(ir.value(ir.outputs[i]).name);
+    stems.push_back(file_stem(names.back(), i));
+  }
+  if (std::set<std::string>(stems.begin(), stems.end()).size() != stems.size())
+    for (std::size_t i = 0; i < stems.size(); ++i) stems[i] = "output_" + std::to_string(i);
+  if (!output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(output_dir, ec);
+    if (ec || !fs::is_directory(output_dir))
+      return fail(make_error(ErrorCode::kIo, "--output-dir " + output_dir + ": cannot create (" + ec.message() + ")"));
+  }
+
+  auto context = Context::create({});
+  if (!context.ok()) return fail(context.status());
+  const DeviceSummary device = context->device();
+  std::printf("device: %s (%s, %s, Vulkan %s)\n", device.name.c_str(), device.type.c_str(), device.driver.c_str(),
+              device.api_version.c_str());
+  auto session = Session::create(*context, *graph, SessionOptions{.fusion = !parsed->has("--no-fusion"), .profile = true});
+  if (!session.ok()) return fail(session.status());
+  Result<std::map<std::string, HostTensor>> outputs = std::map<std::string, HostTensor>{};
+  for (int r = 0; r < runs; ++r) {
+    outputs = session->run(*inputs);
+    if (!outputs.ok()) return fail(outputs.status());
+  }
+  // Views are index maps with no dispatch; `vkfuse plan` counts them the same way.
+  std::size_t views = 0;
+  for (const Node& node : ir.nodes) views += node.op->kind == OpKind::kView ? 1 : 0;
+  std::printf("model: %s: %zu graph ops after import", model.c_str(), ir.nodes.size() - views);
+  if (views > 0) std::printf(" (+%zu view%s)", views, views == 1 ? "" : "s");
+  std::printf(" in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
+  if (session->last_gpu_ms() <= 0.0) std::printf("GPU time: not measured (the device has no timestamps)\n");
+  else if (runs == 1)
+    std::printf("GPU time: %.4f ms (one run, including first-run warm-up; --runs 2 or more excludes it)\n",
+                session->last_gpu_ms());
+  else
+    std::printf("GPU time: %.4f ms (run %d of %d)\n", session->last_gpu_ms(), runs, runs);
+
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const HostTensor& out = outputs->at(names[i]);
+    std::printf("output '%s': %s", names[i].c_str(), describe(out.dtype, out.shape).c_str());
+    if (!output_dir.empty()) {
+      const std::string path = (fs::path(output_dir) / (stems[i] + ".npy")).string();
+      if (Status s = write_npy(path, out); !s.ok()) return fail(s);
+      std::printf(" -> %s", path.c_str());
+    }
+    std::printf("\n");
+  }
+
+  int exit_code = 0;
+  if (!compare_dir.empty()) {
+    std::printf("\ncompare with %s (pass: max abs error <= %g x the reference's largest magnitude)\n",
+                compare_dir.c_str(), tolerance);
+    std::printf("  %-24s %-20s %14s %12s %12s  %s\n", "output", "shape", "max abs error", "max |ref|", "relative", "result");
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const HostTensor& out = outputs->at(names[i]);
+      auto reference = read_reference(compare_dir, stems[i], i);
+      std::string shown = names[i].size() > 24 ? names[i].substr(0, 21) + "..." : names[i];
+      if (!reference.ok()) {
+        ++failed;
+        std::printf("  %-24s %-20s FAIL: %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
+                    reference.status().message().c_str());
+        continue;
+      }
+      const HostTensor& ref = reference->second;
+      if (ref.shape != out.shape) {
+        ++failed;
+        std::printf("  %-24s %-20s FAIL: the reference %s is %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
+                    reference->first.c_str(), shape_to_string(ref.shape).c_str());
+        continue;
+      }
+      const std::vector<float> got = out.to_floats(), want = ref.to_floats();
+      const Comparison c = compare_values(got, want);
+      const bool pass = c.relative <= tolerance;
+      failed += pass ? 0 : 1;
+      std::printf("  %-24s %-20s %14.3g %12.4g %12.3g  %s", shown.c_str(), shape_to_string(out.shape).c_str(), c.max_abs,
+                  c.ref_max, c.relative, pass ? "pass" : "FAIL");
+      if (!pass && c.worst >= 0)
+        std::printf(" (worst at flat index %lld: got %.9g, want %.9g)", static_cast<long long>(c.worst),
+                    static_cast<double>(got[static_cast<std::size_t>(c.worst)]),
+                    static_cast<double>(want[static_cast<std::size_t>(c.worst)]));
+      if (ref.dtype != out.dtype) std::printf(" (reference is %s)", dtype_name(ref.dtype));
+      std::printf("\n");
+    }
+    if (failed == 0) std::printf("all %zu outputs pass\n", names.size());
+    else std::printf("%zu of %zu outputs FAIL\n", failed, names.size());
+    exit_code = failed == 0 ? 0 : 1;
+  }
+  if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
+    std::fprintf(stderr, "vkfuse run: %u Vulkan validation errors (see above)\n", errors);
+    exit_code = 1;
+  }
+  return exit_code;
+}
+
+}  // namespace vkfuse::cli
