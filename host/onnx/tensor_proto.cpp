@@ -168,7 +168,7 @@ Result<std::vector<std::byte>> element_bytes(const TensorProto& proto, const std
     if (raw.size() != expected)
       return invalid(what, "raw_data has " + std::to_string(raw.size()) + " bytes; its shape and type need " + std::to_string(expected));
     std::vector<std::byte> bytes(raw.size());
-    std::memcpy(bytes.data(), raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(bytes.data(), raw.data(), raw.size());  // empty tensors exist (Resize's roi)
     return bytes;
   }
   return typed_field_bytes(proto, what, numel);

@@ -302,6 +302,10 @@ def bad_models():
         f.write(data[: len(data) // 2])
     with open(os.path.join(bad, "not_protobuf.onnx"), "wb") as f:
         f.write(b"this is a text file, not an ONNX model\n")
+    no_graph = onnx.ModelProto()  # valid protobuf, but no graph
+    no_graph.ir_version = 8
+    no_graph.opset_import.add().version = 13
+    write("no_graph.onnx", no_graph)
     write("missing_initializer.onnx", make_model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
                                                  [value_info("x", x)], [value_info("y", x)]))
     write("negative_dim.onnx", make_model(relu, [value_info("x", (2, -3))], [value_info("y", (2, 3))]))

@@ -206,8 +206,14 @@ TEST_CASE("ONNX: truncated and non-protobuf files are errors that name the file"
   CHECK(s.message() == bad_path("truncated") +
                            ": cannot be parsed as an ONNX ModelProto; the file is truncated or is not an ONNX model");
   s = load_error(bad_path("not_protobuf"));
-  CHECK(s.message().rfind(bad_path("not_protobuf") + ": ", 0) == 0);
-  CHECK(s.message().find("; the file is truncated or is not an ONNX model") != std::string::npos);
+  CHECK(s.message() == bad_path("not_protobuf") +
+                           ": cannot be parsed as an ONNX ModelProto; the file is truncated or is not an ONNX model");
+  s = load_error(kOnnxDir + "/tensors/float_raw.pb");  // a TensorProto
+  CHECK(s.message() == kOnnxDir + "/tensors/float_raw.pb: cannot be parsed as an ONNX ModelProto; the file is truncated or is "
+                                  "not an ONNX model");
+  // Many byte strings parse as some ModelProto: what every model has is checked.
+  s = load_error(bad_path("no_graph"));
+  CHECK(s.message() == bad_path("no_graph") + ": not an ONNX model (no graph); the file is truncated or is not an ONNX model");
   s = load_error(kOnnxDir + "/bad/no_such_model.onnx");
   CHECK(s.code() == ErrorCode::kNotFound);
   CHECK(s.message() == kOnnxDir + "/bad/no_such_model.onnx: no such file");
