@@ -176,6 +176,42 @@ def shape_chain():
     save("shape_chain", model, [{"x": x}], [{"y": f32(y)}])
 
 
+# --- The CPU folder's integer and float paths, checked through what the GPU computes with the results -----
+def fold_ops():
+    x = f32(rng(17).uniform(-1, 1, (2, 6)))
+    i64 = lambda v: np.asarray(v, dtype=np.int64)
+    a, b = i64([5, -7, 3]), i64([2, 3, -2])
+    cf = f32([0.5, -1.5, 2.0, -0.25, 3.0, -4.0])
+    n = helper.make_node
+    nodes = [
+        n("Add", ["a", "b"], ["p1"], name="add"), n("Div", ["a", "b"], ["p2"], name="div"),
+        n("Mod", ["a", "b"], ["p3"], name="mod"),
+        n("Less", ["a", "b"], ["lt"], name="less"), n("Neg", ["a"], ["na"], name="neg"), n("Abs", ["b"], ["ab"], name="abs"),
+        n("Where", ["lt", "na", "ab"], ["p4"], name="where"),
+        n("Concat", ["p1", "p2", "p3", "p4"], ["p"], name="concat_p", axis=0),
+        n("Reshape", ["p", "shape26"], ["p2d"], name="reshape_p"), n("Cast", ["p2d"], ["pf"], name="cast_p", to=TensorProto.FLOAT),
+        n("Add", ["x", "pf"], ["y1"], name="y1"),
+        n("Range", ["ten", "zero", "minus3"], ["q1"], name="range"),
+        n("Cast", ["fr"], ["q2"], name="truncate", to=TensorProto.INT64),
+        n("Sub", ["b", "a"], ["d"], name="sub"), n("Sign", ["d"], ["q3"], name="sign"),
+        n("Max", ["a", "b"], ["mx"], name="max"), n("Gather", ["mx", "idx"], ["q4"], name="gather"),
+        n("Concat", ["q1", "q2", "q3", "q4"], ["q"], name="concat_q", axis=0),
+        n("Reshape", ["q", "shape26"], ["q2d"], name="reshape_q"), n("Cast", ["q2d"], ["qf"], name="cast_q", to=TensorProto.FLOAT),
+        n("Mul", ["x", "qf"], ["y2"], name="y2"),
+        n("Sigmoid", ["cf"], ["sg"], name="sigmoid"), n("Abs", ["cf"], ["acf"], name="abs_f"), n("Sqrt", ["acf"], ["sq"], name="sqrt"),
+        n("Mul", ["sg", "sq"], ["f"], name="mul_f"),
+        n("Add", ["x", "f"], ["y3"], name="y3"),
+    ]
+    inits = [const("a", a), const("b", b), const("shape26", i64([2, 6])), const("ten", i64(10)), const("zero", i64(0)),
+             const("minus3", i64(-3)), const("fr", f32([1.7, -1.7, 2.5])), const("idx", i64([0, 2])), const("cf", cf)]
+    p = np.concatenate([a + b, np.fix(a / b).astype(np.int64), np.mod(a, b), np.where(a < b, -a, np.abs(b))])
+    q = np.concatenate([np.arange(10, 0, -3), f32([1.7, -1.7, 2.5]).astype(np.int64), np.sign(b - a), np.maximum(a, b)[[0, 2]]])
+    outs = {"y1": x + p.reshape(2, 6).astype(np.float32), "y2": x * q.reshape(2, 6).astype(np.float32),
+            "y3": x + (1 / (1 + np.exp(-cf.astype(np.float64)))) * np.sqrt(np.abs(cf))}
+    model = make_model(nodes, [value_info("x", x)], [value_info(k, v) for k, v in outs.items()], inits)
+    save("fold_ops", model, [{"x": x}], [{k: f32(v) for k, v in outs.items()}])
+
+
 # --- Slice and Split ---------------------------------------------------------------------------------
 def slice_split():
     x = f32(rng(4).uniform(-1, 1, (4, 6, 8)))
@@ -717,7 +753,7 @@ def tensor_files():
 
 if __name__ == "__main__":
     os.makedirs(ROOT, exist_ok=True)
-    for make in (elementwise_chain, nan_inf, shape_chain, slice_split, split_opset11, split_opset18, matmul_add,
+    for make in (elementwise_chain, nan_inf, fold_ops, shape_chain, slice_split, split_opset11, split_opset18, matmul_add,
                  external_data, bad_models, node_names, tensor_files, cnn, conv_transpose, layout_ops, ops_opset11,
                  ops_opset20):
         make()

@@ -82,6 +82,8 @@ TEST_CASE("ONNX on the GPU: an elementwise chain with Clip, variadic Max/Sum/Mea
 
 TEST_CASE("ONNX on the GPU: NaN and Inf inputs propagate as IEEE arithmetic does") { run_model("nan_inf"); }
 
+TEST_CASE("ONNX on the GPU: constants folded on the CPU feed the GPU ops") { run_model("fold_ops"); }
+
 TEST_CASE("ONNX on the GPU: a folded torch shape chain around Reshape views") {
   if (have_ops({"Reshape"})) run_model("shape_chain");
 }

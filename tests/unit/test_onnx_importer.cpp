@@ -146,6 +146,13 @@ TEST_CASE("ONNX: torch's int64 shape chains fold at import and never reach the g
   CHECK(positions.constant->to_floats()[14] == 14.0f);
 }
 
+TEST_CASE("ONNX: the CPU folder's integer (Div truncates, Mod takes the divisor's sign, Range counts down) and float paths") {
+  check_against_numpy("fold_ops");
+  const Graph graph = load(model_path("fold_ops"));
+  // Everything but the three uses of x folded: three elementwise nodes are left.
+  CHECK(op_names(graph) == std::multiset<std::string>{"Add", "Mul", "Add"});
+}
+
 TEST_CASE("ONNX: Slice (INT64 sentinels, negative steps, default axes) and Split become single-axis Slices") {
   check_against_numpy("slice_split");
   const Graph graph = load(model_path("slice_split"));
