@@ -67,12 +67,22 @@ Result<ConstTensor> const_from_proto(const TensorProto& proto, const std::string
   }
   VKFUSE_ASSIGN_OR_RETURN(HostTensor host, tensor_from_proto(proto, base_dir, what));
   out.shape = host.shape;
-  out.floats = host.to_floats();
+  if (host.dtype == DType::kF32) {  // the common case, and the big one: a plain copy
+    out.floats.resize(host.bytes.size() / 4);
+    if (!out.floats.empty()) std::memcpy(out.floats.data(), host.bytes.data(), host.bytes.size());
+  } else {
+    out.floats = host.to_floats();
+  }
   return out;
 }
 
 Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& what) {
   VKFUSE_ASSIGN_OR_RETURN(const DType dtype, dtype_for_onnx_type(tensor.onnx_type, what));
+  if (dtype == DType::kF32) {
+    HostTensor out{tensor.shape, dtype, std::vector<std::byte>(tensor.floats.size() * 4)};
+    if (!tensor.floats.empty()) std::memcpy(out.bytes.data(), tensor.floats.data(), out.bytes.size());
+    return out;
+  }
   if (tensor.is_float()) return HostTensor::from_floats(tensor.shape, tensor.floats, dtype);
   HostTensor out{tensor.shape, dtype, {}};
   out.bytes.resize(tensor.ints.size() * dtype_size(dtype));

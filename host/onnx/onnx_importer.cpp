@@ -9,7 +9,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -38,11 +37,14 @@ struct UnsupportedNode {
 Result<std::unique_ptr<onnx::ModelProto>> read_model(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::kNotFound, path + ": no such file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorCode::kIo, path + ": cannot be opened");
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) return make_error(ErrorCode::kIo, path + ": cannot read its size: " + ec.message());
+  if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
     return make_error(ErrorCode::kUnsupported, path + ": larger than protobuf's 2 GiB limit; store the weights as external data");
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!file || !file.read(bytes.data(), static_cast<std::streamsize>(size)))
+    return make_error(ErrorCode::kIo, path + ": cannot be read");
   auto model = std::make_unique<onnx::ModelProto>();
   const char* hint = "; the file is truncated or is not an ONNX model";
   if (bytes.empty() || !model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
@@ -298,7 +300,7 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
 Result<Graph> import_model(const std::string& path, const OnnxOptions& options) {
   VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
   VKFUSE_ASSIGN_OR_RETURN(const int opset, model_opset(*model, path));
-  const onnx::GraphProto& graph = model->graph();
+  onnx::GraphProto& graph = *model->mutable_graph();
   fs::path folder = fs::path(path).parent_path();
   const std::string base_dir = folder.empty() ? "." : folder.string();
   const std::string context = path + " (opset " + std::to_string(opset) + ")";
@@ -307,8 +309,12 @@ Result<Graph> import_model(const std::string& path, const OnnxOptions& options) 
   state.model = path;
   state.opset = opset;
   VKFUSE_TRY(add_inputs(state, graph, options, path, base_dir));
+  graph.clear_initializer();  // decoded: the weights are not kept twice
 
-  std::vector<onnx::NodeProto> nodes(graph.node().begin(), graph.node().end());
+  // The passes rewrite nodes: take them out of the model.
+  std::vector<onnx::NodeProto> nodes;
+  nodes.reserve(static_cast<std::size_t>(graph.node_size()));
+  for (onnx::NodeProto& node : *graph.mutable_node()) nodes.push_back(std::move(node));
   live_nodes(nodes, graph, state);
   if (auto folded = fold_batch_norms(nodes, state); !folded.ok()) return folded.status().with_context(context);
   const std::vector<bool> live = live_nodes(nodes, graph, state);

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "onnx.pb.h"
@@ -307,11 +306,15 @@ Result<std::vector<std::int64_t>> int64_values_from_proto(const TensorProto& pro
 }
 
 Result<TensorFile> read_tensor_pb_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorCode::kNotFound, "tensor file '" + path + "' cannot be opened");
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) return make_error(ErrorCode::kNotFound, "tensor file '" + path + "' cannot be opened: " + ec.message());
+  if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
     return make_error(ErrorCode::kUnsupported, "tensor file '" + path + "' is larger than protobuf's 2 GiB limit");
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!file || !file.read(bytes.data(), static_cast<std::streamsize>(size)))
+    return make_error(ErrorCode::kIo, "tensor file '" + path + "' cannot be read");
   TensorProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return make_error(ErrorCode::kInvalidArgument, "tensor file '" + path + "' is not a serialized ONNX TensorProto (truncated or corrupt)");
