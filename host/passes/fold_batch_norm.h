@@ -11,7 +11,8 @@
 // It applies when the weights, the bias and the four statistics are constants, the conv's output has
 // no other reader and is not a graph output, and the BN runs in inference mode. Anything else is left
 // alone (the BN mapper then emits a per-channel multiply-add).
-// Covered by tests/unit/test_onnx_importer.cpp and tests/gpu/test_onnx_models.cpp ("conv_bn").
+// Covered by "ONNX: a CNN with BatchNormalization folded into Conv and Gemm" (tests/unit/test_onnx_importer.cpp,
+// which checks the rewrite, and tests/gpu/test_onnx_models.cpp) and the ConvTranspose test (model "conv_transpose").
 #pragma once
 
 #include <vector>

@@ -512,6 +512,21 @@ def cnn():
     save("cnn", model, [{"x": x}], [{"y": f32(y), "z": f32(z)}])
 
 
+def bn_shared():
+    """The conv's output has a second reader: its BN must not be folded into the weights."""
+    r = rng(27)
+    x = f32(r.uniform(-1, 1, (1, 2, 5, 5)))
+    w = f32(r.uniform(-0.5, 0.5, (3, 2, 3, 3)))
+    inits = [const("w", w)] + bn_params(28, 3, "bn")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             bn_node("t", "y1", "bn", "bn"),
+             helper.make_node("Relu", ["t"], ["y2"], name="relu")]
+    t = conv2d(x, w, None, (1, 1, 1, 1))
+    outs = {"y1": bn_apply(t, inits, "bn"), "y2": np.maximum(t, 0)}
+    model = make_model(nodes, [value_info("x", x)], [value_info(k, v) for k, v in outs.items()], inits)
+    save("bn_shared", model, [{"x": x}], [{k: f32(v) for k, v in outs.items()}])
+
+
 def conv_transpose():
     r = rng(25)
     x = f32(r.uniform(-1, 1, (1, 4, 5, 5)))
@@ -754,6 +769,6 @@ def tensor_files():
 if __name__ == "__main__":
     os.makedirs(ROOT, exist_ok=True)
     for make in (elementwise_chain, nan_inf, fold_ops, shape_chain, slice_split, split_opset11, split_opset18, matmul_add,
-                 external_data, bad_models, node_names, tensor_files, cnn, conv_transpose, layout_ops, ops_opset11,
+                 external_data, bad_models, node_names, tensor_files, cnn, bn_shared, conv_transpose, layout_ops, ops_opset11,
                  ops_opset20):
         make()

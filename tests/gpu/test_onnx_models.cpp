@@ -105,6 +105,10 @@ TEST_CASE("ONNX on the GPU: a CNN with BatchNormalization folded into Conv and G
     run_model("cnn", true);
 }
 
+TEST_CASE("ONNX on the GPU: a BatchNormalization that cannot fold (shared conv output)") {
+  if (have_ops({"Conv"})) run_model("bn_shared", true);
+}
+
 TEST_CASE("ONNX on the GPU: ConvTranspose with output_shape and auto_pad") {
   if (have_ops({"ConvTranspose"})) run_model("conv_transpose", true);
 }

@@ -323,6 +323,14 @@ TEST_CASE("ONNX: a CNN with BatchNormalization folded into Conv and Gemm") {
   CHECK(fc->attrs == std::vector<float>{0.5f, 1.0f, 0.0f, 1.0f});  // beta folded into the bias
 }
 
+TEST_CASE("ONNX: a BatchNormalization whose conv output has another reader is not folded") {
+  if (!check_model_needing("bn_shared", {"Conv"})) return;
+  const Graph graph = load(model_path("bn_shared"));
+  CHECK(graph_ir(graph).value(node_of(graph, "conv").inputs[1]).name == "w");
+  CHECK(node_of(graph, "bn").op->name == "Add");
+  CHECK(node_of(graph, "bn/scale").op->name == "Mul");
+}
+
 TEST_CASE("ONNX: ConvTranspose output_shape and auto_pad become pads") {
   if (!check_model_needing("conv_transpose", {"ConvTranspose"})) return;
   const Graph graph = load(model_path("conv_transpose"));
