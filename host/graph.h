@@ -43,6 +43,7 @@ struct GraphIR {
   std::vector<Node> nodes;  // topological order
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
+  std::size_t source_op_count = 0;  // ops in the source model (ONNX nodes); 0 for C++ graphs
 
   const Value& value(ValueId id) const { return values[static_cast<std::size_t>(id)]; }
   const Node& node(NodeId id) const { return nodes[static_cast<std::size_t>(id)]; }

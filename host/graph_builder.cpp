@@ -279,6 +279,9 @@ Result<Graph> GraphBuilder::build() {
 std::size_t Graph::node_count() const { return ir_ ? ir_->nodes.size() : 0; }
 std::size_t Graph::input_count() const { return ir_ ? ir_->inputs.size() : 0; }
 std::size_t Graph::output_count() const { return ir_ ? ir_->outputs.size() : 0; }
+std::size_t Graph::source_op_count() const { return ir_ ? ir_->source_op_count : 0; }
+
+void GraphBuilder::set_source_op_count(std::size_t count) { state_->ir.source_op_count = count; }
 
 const GraphIR& graph_ir(const Graph& graph) { return *graph.ir_; }
 

@@ -155,9 +155,11 @@ int run_plan(const Args& args) {
     print_values("in:", *report, g.inputs);
     print_values("out:", *report, g.outputs);
   }
-  // The count is of vkfuse graph nodes after import (constant folding, views, BN folding), which is
-  // not the number of nodes in the ONNX file.
-  std::printf("total: %zu graph ops after import", report->op_count);
+  // ONNX ops are the nodes in the file; graph ops are what remains after import (constant folding,
+  // BatchNormalization folding, views).
+  std::printf("total: ");
+  if (graph->source_op_count() > 0) std::printf("%zu ONNX ops, ", graph->source_op_count());
+  std::printf("%zu graph ops after import", report->op_count);
   if (report->view_count > 0)
     std::printf(" (+%zu view%s, no dispatch)", report->view_count, report->view_count == 1 ? "" : "s");
   std::printf(" -> %zu dispatch%s; %s of intermediates kept out of memory\n", report->groups.size(),

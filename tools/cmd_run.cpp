@@ -235,7 +235,8 @@ int run_run(const Args& args) {
   // Views are index maps with no dispatch; `vkfuse plan` counts them the same way.
   std::size_t views = 0;
   for (const Node& node : ir.nodes) views += node.op->kind == OpKind::kView ? 1 : 0;
-  std::printf("model: %s: %zu graph ops after import", model.c_str(), ir.nodes.size() - views);
+  std::printf("model: %s: %zu ONNX ops, %zu graph ops after import", model.c_str(), graph->source_op_count(),
+              ir.nodes.size() - views);
   if (views > 0) std::printf(" (+%zu view%s)", views, views == 1 ? "" : "s");
   std::printf(" in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
   if (session->last_gpu_ms() <= 0.0) std::printf("GPU time: not measured (the device has no timestamps)\n");

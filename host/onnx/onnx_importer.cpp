@@ -327,6 +327,7 @@ Result<Graph> import_model(const std::string& path, const OnnxOptions& options) 
   if (!walker.unsupported_nodes().empty())
     return make_error(ErrorCode::kUnsupported, unsupported_message(path, opset, walker.unsupported_nodes()));
   VKFUSE_TRY(add_outputs(state, graph, options, path));
+  state.builder.set_source_op_count(nodes.size());
   auto built = state.builder.build();
   if (!built.ok()) return built.status().with_context(context);
   return built;

@@ -65,6 +65,8 @@ class Graph {
   std::size_t node_count() const;
   std::size_t input_count() const;
   std::size_t output_count() const;
+  // Ops in the model the graph came from (ONNX nodes, before folding); 0 for graphs built in C++.
+  std::size_t source_op_count() const;
 
  private:
   friend class GraphBuilder;
@@ -89,6 +91,9 @@ class GraphBuilder {
   Tensor op(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Attr>& attrs = {},
             std::string node_name = "");
   void output(Tensor tensor, std::string name);
+
+  // For reports: how many ops the source model had (an importer sets the ONNX node count).
+  void set_source_op_count(std::size_t count);
 
   Shape shape(Tensor tensor) const;
   DType dtype(Tensor tensor) const;
