@@ -1,5 +1,7 @@
 #include "host/onnx/onnx_shapes.h"
 
+#include "host/slice_range.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -140,22 +142,8 @@ Result<std::vector<SliceAxis>> resolve_slice(const Shape& input, const std::vect
       out.push_back({normalized[i], 0, step, 0});
       continue;
     }
-    // Wide sentinels (INT64_MAX, INT64_MIN) are common: clamp before adding dim so nothing overflows.
-    std::int64_t start = std::clamp<std::int64_t>(starts[i], -dim - 1, dim + 1);
-    std::int64_t end = std::clamp<std::int64_t>(ends[i], -dim - 1, dim + 1);
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    std::int64_t count = 0;
-    if (step > 0) {
-      start = std::clamp<std::int64_t>(start, 0, dim);
-      end = std::clamp<std::int64_t>(end, 0, dim);
-      count = end > start ? (end - start + step - 1) / step : 0;
-    } else {
-      start = std::clamp<std::int64_t>(start, 0, dim - 1);
-      end = std::clamp<std::int64_t>(end, -1, dim - 1);
-      count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
-    }
-    out.push_back({normalized[i], start, step, count});
+    const SliceRange range = resolve_slice_range(dim, starts[i], ends[i], step);
+    out.push_back({normalized[i], range.start, step, range.count});
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "host/op_registry.h"
+#include "host/slice_range.h"
 
 namespace vkfuse {
 namespace {
@@ -112,24 +113,12 @@ Status view_slice(StridedLayout& layout, const OpAttrs& op_attrs) {
   const std::int64_t dim = layout.shape[static_cast<std::size_t>(axis)];
   const auto step = static_cast<std::int64_t>(attrs[3]);
   if (step == 0) return make_error(ErrorCode::kInvalidArgument, "Slice step is 0");
-  auto start = static_cast<std::int64_t>(attrs[1]);
-  auto end = static_cast<std::int64_t>(std::clamp<double>(attrs[2], -9.0e18, 9.0e18));
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  std::int64_t count = 0;
-  if (step > 0) {
-    start = std::clamp<std::int64_t>(start, 0, dim);
-    end = std::clamp<std::int64_t>(end, 0, dim);
-    count = end > start ? (end - start + step - 1) / step : 0;
-  } else {
-    start = std::clamp<std::int64_t>(start, 0, dim - 1);
-    end = std::clamp<std::int64_t>(end, -1, dim - 1);
-    count = start > end ? (start - end - step - 1) / -step : 0;
-  }
+  const SliceRange range = resolve_slice_range(dim, static_cast<std::int64_t>(std::clamp<double>(attrs[1], -9.0e18, 9.0e18)),
+                                               static_cast<std::int64_t>(std::clamp<double>(attrs[2], -9.0e18, 9.0e18)), step);
   const auto a = static_cast<std::size_t>(axis);
-  layout.offset += start * layout.strides[a];
+  layout.offset += range.start * layout.strides[a];
   layout.strides[a] *= step;
-  layout.shape[a] = count;
+  layout.shape[a] = range.count;
   return {};
 }
 
