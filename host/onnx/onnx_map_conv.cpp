@@ -63,18 +63,6 @@ Result<Window> read_window(const NodeMapping& m, const Shape& in, const Shape& w
   return w;
 }
 
-Status conv_inputs(NodeMapping& m, std::vector<Tensor>& inputs) {
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (!m.has_input(i)) {
-      if (i < 2) return m.invalid("input " + std::to_string(i) + " is missing");
-      continue;
-    }
-    VKFUSE_ASSIGN_OR_RETURN(Tensor t, m.tensor(i));
-    inputs.push_back(t);
-  }
-  return {};
-}
-
 }  // namespace
 
 Status map_conv(NodeMapping& m) {
@@ -82,7 +70,7 @@ Status map_conv(NodeMapping& m) {
   VKFUSE_ASSIGN_OR_RETURN(const Window w, read_window(m, m.shape(0), m.shape(1)));
   VKFUSE_ASSIGN_OR_RETURN(const std::int64_t group, m.attrs().integer("group", 1));
   std::vector<Tensor> inputs;
-  VKFUSE_TRY(conv_inputs(m, inputs));
+  VKFUSE_TRY(two_inputs_and_optional_third(m, inputs));
   m.set_output(0, m.op("Conv", inputs,
                        {Attr{"group", static_cast<float>(group)}, Attr{"pads", w.pads}, Attr{"strides", w.strides},
                         Attr{"dilations", w.dilations}}));
@@ -138,7 +126,7 @@ Status map_conv_transpose(NodeMapping& m) {
     return m.invalid("output_shape " + shape_to_string(output_shape) + " is not 2-D");
   }
   std::vector<Tensor> inputs;
-  VKFUSE_TRY(conv_inputs(m, inputs));
+  VKFUSE_TRY(two_inputs_and_optional_third(m, inputs));
   m.set_output(0, m.op("ConvTranspose", inputs,
                        {Attr{"group", static_cast<float>(group)}, Attr{"pads", w.pads}, Attr{"strides", w.strides},
                         Attr{"dilations", w.dilations}, Attr{"output_padding", output_padding}}));

@@ -34,14 +34,7 @@ Status map_gemm(NodeMapping& m) {
   VKFUSE_ASSIGN_OR_RETURN(const std::int64_t trans_a, m.attrs().integer("transA", 0));
   VKFUSE_ASSIGN_OR_RETURN(const std::int64_t trans_b, m.attrs().integer("transB", 0));
   std::vector<Tensor> inputs;
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (!m.has_input(i)) {
-      if (i < 2) return m.invalid("input " + std::to_string(i) + " is missing");
-      continue;
-    }
-    VKFUSE_ASSIGN_OR_RETURN(Tensor t, m.tensor(i));
-    inputs.push_back(t);
-  }
+  VKFUSE_TRY(two_inputs_and_optional_third(m, inputs));
   m.set_output(0, m.op("Gemm", inputs,
                        {Attr{"alpha", alpha}, Attr{"beta", beta}, Attr{"transA", static_cast<float>(trans_a)},
                         Attr{"transB", static_cast<float>(trans_b)}}));
@@ -78,14 +71,7 @@ Status map_layer_norm(NodeMapping& m) {
   VKFUSE_ASSIGN_OR_RETURN(const std::int64_t axis, m.attrs().integer("axis", -1));
   VKFUSE_ASSIGN_OR_RETURN(const float epsilon, m.attrs().real("epsilon", 1e-5f));
   std::vector<Tensor> inputs;
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (!m.has_input(i)) {
-      if (i < 2) return m.invalid("input " + std::to_string(i) + " is missing");
-      continue;
-    }
-    VKFUSE_ASSIGN_OR_RETURN(Tensor t, m.tensor(i));
-    inputs.push_back(t);
-  }
+  VKFUSE_TRY(two_inputs_and_optional_third(m, inputs));
   m.set_output(0, m.op("LayerNormalization", inputs, {Attr{"axis", static_cast<float>(axis)}, Attr{"epsilon", epsilon}}));
   return {};
 }

@@ -82,4 +82,16 @@ Status onnx_op_available(std::string_view op_type) {
   return {};
 }
 
+Status two_inputs_and_optional_third(NodeMapping& m, std::vector<Tensor>& inputs) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!m.has_input(i)) {
+      if (i < 2) return m.invalid("input " + std::to_string(i) + " is missing");
+      continue;
+    }
+    VKFUSE_ASSIGN_OR_RETURN(Tensor t, m.tensor(i));
+    inputs.push_back(t);
+  }
+  return {};
+}
+
 }  // namespace vkfuse::onnx_import

@@ -61,6 +61,10 @@ Status map_batch_norm(NodeMapping& m);
 Status map_reduce(NodeMapping& m);       // Reduce*
 Status map_argmax(NodeMapping& m);
 
+// Inputs 0 and 1 (required) and 2 (optional: a bias, C or B) of Conv, ConvTranspose, Gemm and
+// LayerNormalization, appended to `inputs`.
+Status two_inputs_and_optional_third(NodeMapping& m, std::vector<Tensor>& inputs);
+
 Status map_conv(NodeMapping& m);         // onnx_map_conv.cpp
 Status map_conv_transpose(NodeMapping& m);
 Status map_pool(NodeMapping& m);         // MaxPool, AveragePool
