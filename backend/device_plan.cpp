@@ -21,6 +21,9 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   plan.max_groups_x = std::max<std::uint32_t>(caps.max_workgroup_count[0], 1u);
   plan.binding_alignment = std::max<std::uint64_t>(256, caps.min_storage_buffer_offset_alignment);
   plan.max_binding_bytes = caps.max_storage_buffer_range;
+  plan.shared_memory_bytes = std::max<std::uint32_t>(caps.max_shared_memory_bytes, 16384);
+  plan.max_workgroup_invocations = std::max<std::uint32_t>(caps.max_workgroup_invocations, 128);
+  plan.subgroup_size = std::max<std::uint32_t>(caps.subgroup_size, 1);
   plan.f16_storage = caps.storage_buffer_16bit;
   plan.u8_storage = caps.storage_buffer_8bit;
   return plan;

@@ -16,6 +16,9 @@ struct DevicePlan {
   std::uint32_t max_groups_x = 65535;         // workgroups per dispatch (grid-stride loops cover the rest)
   std::uint64_t binding_alignment = 256;      // offsets of bound ranges (and vec4 alignment)
   std::uint64_t max_binding_bytes = 1u << 27; // one storage-buffer binding
+  std::uint32_t shared_memory_bytes = 16384;  // per workgroup, for the tiled anchors (Vulkan minimum 16 KB)
+  std::uint32_t max_workgroup_invocations = 128;  // Vulkan minimum
+  std::uint32_t subgroup_size = 1;  // 0 or 1: unknown; NVIDIA 32, AMD 64 (or 32), lavapipe 8
   bool f16_storage = false;
   bool u8_storage = false;
 };

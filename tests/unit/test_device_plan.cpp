@@ -32,6 +32,9 @@ TEST_CASE("device plan from minimal caps") {
   CHECK(plan.binding_alignment == 256);  // at least 256, for vec4 loads at any bound offset
   CHECK(plan.max_binding_bytes == (1u << 27));
   CHECK_FALSE(plan.f16_storage);
+  CHECK(plan.shared_memory_bytes == 16384);  // caps of 0 (unknown) fall back to the Vulkan minimums
+  CHECK(plan.max_workgroup_invocations == 128);
+  CHECK(plan.subgroup_size == 1);
 }
 
 TEST_CASE("device plan from large caps keeps its own caps") {
@@ -39,11 +42,16 @@ TEST_CASE("device plan from large caps keeps its own caps") {
   caps.max_storage_buffers_per_stage = 1u << 20;
   caps.min_storage_buffer_offset_alignment = 1024;
   caps.storage_buffer_16bit = true;
+  caps.max_shared_memory_bytes = 49152;
+  caps.subgroup_size = 32;
   const DevicePlan plan = make_device_plan(caps);
   CHECK(plan.elementwise_workgroup == 256);
   CHECK(plan.max_bindings == 32);
   CHECK(plan.binding_alignment == 1024);
   CHECK(plan.f16_storage);
+  CHECK(plan.shared_memory_bytes == 49152);
+  CHECK(plan.max_workgroup_invocations == 1024);
+  CHECK(plan.subgroup_size == 32);
 }
 
 TEST_CASE("the reduce workgroup is a power of two") {
