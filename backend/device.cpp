@@ -186,6 +186,9 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
       extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
       *tail = &float16_int8;
     }
+    // Float controls (an extension with properties only) are core at 1.2.
+    if (caps.preserve_inf_nan_f32 || caps.preserve_inf_nan_f16)
+      extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
   }
   // A portability driver (MoltenVK) requires the application to acknowledge the subset.
   if (has_device_extension(physical, kPortabilitySubset)) extensions.push_back(kPortabilitySubset);
@@ -258,6 +261,10 @@ Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevic
   caps.shader_float16 = caps.shader_float16 && enabled.shader_float16;
   caps.shader_int8 = caps.shader_int8 && enabled.shader_int8;
   caps.shader_int64 = caps.shader_int64 && enabled.shader_int64;
+  const bool float_controls =
+      enabled.shader_float_controls || usable_at_vulkan_1_2(enabled.instance_api_version, caps.api_version);
+  caps.preserve_inf_nan_f32 = caps.preserve_inf_nan_f32 && float_controls;
+  caps.preserve_inf_nan_f16 = caps.preserve_inf_nan_f16 && float_controls;
   caps.cooperative_matrix = false;  // vkfuse cannot know whether the application enabled it
 
   BorrowedDevice borrowed;

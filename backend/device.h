@@ -73,6 +73,7 @@ class BorrowedDevice {
   struct Enabled {
     bool storage_buffer_16bit = false, storage_buffer_8bit = false, shader_float16 = false, shader_int8 = false;
     bool shader_int64 = false;
+    bool shader_float_controls = false;  // VK_KHR_shader_float_controls enabled (implied on a Vulkan 1.2 device)
     bool debug_utils = false;  // VK_EXT_debug_utils enabled on the application's instance
     // The apiVersion the application's VkInstance was created with; decides whether the Vulkan 1.2 structs
     // may be used to query the device.

@@ -50,6 +50,8 @@ void query_at_1_2(VkPhysicalDevice physical, DeviceCaps& caps) {
   caps.subgroup_operations = p11.subgroupSupportedOperations;
   caps.subgroup_in_compute = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   caps.max_memory_allocation_size = p11.maxMemoryAllocationSize;
+  caps.preserve_inf_nan_f32 = p12.shaderSignedZeroInfNanPreserveFloat32;
+  caps.preserve_inf_nan_f16 = p12.shaderSignedZeroInfNanPreserveFloat16;
 
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -72,10 +74,14 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   const bool has_driver_properties = has_extension(extensions, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   const bool has_8bit_storage = has_extension(extensions, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
   const bool has_float16_int8 = has_extension(extensions, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  const bool has_float_controls = has_extension(extensions, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 
   VkPhysicalDeviceDriverPropertiesKHR driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES_KHR};
+  VkPhysicalDeviceFloatControlsPropertiesKHR float_controls{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES_KHR};
+  driver.pNext = has_float_controls ? &float_controls : nullptr;
   VkPhysicalDeviceMaintenance3Properties maintenance3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-  maintenance3.pNext = has_driver_properties ? &driver : nullptr;
+  maintenance3.pNext = has_driver_properties ? &driver : has_float_controls ? static_cast<void*>(&float_controls) : nullptr;
   VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
   id.pNext = &maintenance3;
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -94,6 +100,8 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   caps.subgroup_operations = subgroup.supportedOperations;
   caps.subgroup_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   caps.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
+  caps.preserve_inf_nan_f32 = has_float_controls && float_controls.shaderSignedZeroInfNanPreserveFloat32;
+  caps.preserve_inf_nan_f16 = has_float_controls && float_controls.shaderSignedZeroInfNanPreserveFloat16;
 
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_int8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};

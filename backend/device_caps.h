@@ -41,7 +41,10 @@ struct DeviceCaps {
   // From query_device_caps: supported. In DeviceContext::caps: supported AND enabled on that VkDevice.
   bool storage_buffer_16bit = false, storage_buffer_8bit = false;
   bool shader_float16 = false, shader_int8 = false, shader_int64 = false;
-  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix is present
+  bool cooperative_matrix = false;
+  // shaderSignedZeroInfNanPreserveFloat32/16 (Vulkan 1.2 or VK_KHR_shader_float_controls): shaders may ask
+  // that x - x, x * 0 and the like are not folded, so NaN and Inf propagate as IEEE arithmetic does.
+  bool preserve_inf_nan_f32 = false, preserve_inf_nan_f16 = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix is present
 
   // Of the compute queue family below.
   bool timestamps = false;

@@ -26,6 +26,8 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   plan.subgroup_size = std::max<std::uint32_t>(caps.subgroup_size, 1);
   plan.f16_storage = caps.storage_buffer_16bit;
   plan.u8_storage = caps.storage_buffer_8bit;
+  // Without it a compiler may fold x - x to 0 and x * 0 to 0, which is wrong for Inf and NaN inputs.
+  plan.preserve_inf_nan = caps.preserve_inf_nan_f32;
   return plan;
 }
 

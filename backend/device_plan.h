@@ -21,6 +21,7 @@ struct DevicePlan {
   std::uint32_t subgroup_size = 1;  // 0 or 1: unknown; NVIDIA 32, AMD 64 (or 32), lavapipe 8
   bool f16_storage = false;
   bool u8_storage = false;
+  bool preserve_inf_nan = false;  // kernels declare SignedZeroInfNanPreserve for fp32 (IEEE NaN/Inf semantics)
 };
 
 DevicePlan make_device_plan(const DeviceCaps& caps);

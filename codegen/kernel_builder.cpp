@@ -212,10 +212,13 @@ Status check_spec(const KernelSpec& spec) {
     for (const KernelInput& input : spec.inputs)
       if (input.is_literal || !input.strides.empty() || input.offset != 0)
         return fail("kernel roots read whole contiguous tensors");
-    return {};
+    if (!spec.ops.empty() || spec.is_reduce()) return fail("kernel roots have no pre stage");
+    if (spec.reduced != spec.domain) return fail("a kernel root's post stage runs over its output");
+    for (const KernelOutput& output : spec.outputs)
+      if (output.pre_stage) return fail("kernel roots store through their post stage");
   }
   for (const KernelInput& input : spec.inputs)
-    if (!input.is_literal && !broadcasts_to(input.shape, spec.domain))
+    if (!spec.is_kernel() && !input.is_literal && !broadcasts_to(input.shape, spec.domain))
       return fail("input of shape " + shape_to_string(input.shape) + " does not broadcast to the domain " +
                   shape_to_string(spec.domain));
   for (const KernelInput& input : spec.post_inputs)
@@ -223,7 +226,8 @@ Status check_spec(const KernelSpec& spec) {
       return fail("post input of shape " + shape_to_string(input.shape) + " does not broadcast to " +
                   shape_to_string(spec.reduced));
   VKFUSE_TRY(check_operands(spec, spec.ops, spec.inputs.size(), 0));
-  VKFUSE_TRY(check_operands(spec, spec.post_ops, spec.post_inputs.size(), spec.reductions.size()));
+  VKFUSE_TRY(check_operands(spec, spec.post_ops, spec.post_inputs.size(),
+                            spec.is_kernel() ? 1 : spec.reductions.size()));
   if (spec.is_reduce() && (spec.reduce_axis < 0 || spec.reduce_axis >= static_cast<int>(spec.domain.size())))
     return fail("reduce axis out of range");
   return {};
@@ -347,22 +351,48 @@ std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {
 namespace {
 
 // Kernel roots: the op's template behind typed load/store macros, so one template serves every dtype.
-std::string kernel_root_body(const KernelSpec& spec) {
+// VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call that runs the post stage on v (the
+// anchor's value, `red0`) with the post inputs loaded at i and stores every output there.
+std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const Stage& post, int first_output_binding) {
   std::ostringstream out;
   for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
-  int binding = 0;
-  for (std::size_t k = 0; k < spec.inputs.size(); ++k, ++binding) {
-    const DType dtype = spec.inputs[k].dtype;
-    out << "layout(std430, set = 0, binding = " << binding << ") restrict readonly buffer VkfBuf" << binding << " { "
-        << glsl_storage_type(dtype) << " d[]; } vkf_in" << k << ";\n";
-    out << "#define VKF_IN" << k << "(i) " << glsl_load(dtype, "vkf_in" + std::to_string(k) + ".d[i]") << "\n";
+  std::set<std::pair<int, bool>> declared;
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    const int b = pre.binding[k];
+    if (declared.insert({b, false}).second)
+      out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
+          << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } " << pre.buffer(k) << ";\n";
+    out << "#define VKF_IN" << k << "(i) " << glsl_load(spec.inputs[k].dtype, pre.buffer(k) + ".d[i]") << "\n";
   }
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k, ++binding) {
-    const DType dtype = spec.outputs[k].dtype;
-    out << "layout(std430, set = 0, binding = " << binding << ") restrict writeonly buffer VkfBuf" << binding << " { "
-        << glsl_storage_type(dtype) << " d[]; } vkf_out" << k << ";\n";
-    out << "#define VKF_OUT" << k << "(i, v) vkf_out" << k << ".d[i] = " << glsl_store(dtype, "(v)") << "\n";
+  post.declare(out, declared);
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    const int b = first_output_binding + static_cast<int>(k);
+    out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
+        << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
   }
+  const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
+  const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
+                     spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;
+  if (plain) {
+    out << "#define VKF_OUT0(i, v) vkf_out0.d[i] = " << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
+    return out.str();
+  }
+  std::vector<std::pair<KernelOperand, DType>> results;
+  for (const KernelOutput& output : spec.outputs) results.push_back({output.value, output.dtype});
+  out << post.function("vkf_post", {"in float red0"}, results) << "\n";
+  out << "void vkf_store0(uint i, float v) {\n";
+  std::istringstream loads(post.scalar_loads("i"));
+  for (std::string line; std::getline(loads, line);) out << "  " << line << "\n";
+  std::vector<std::string> args{"v"};
+  for (const std::string& a : post.call_inputs("")) args.push_back(a);
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    out << "  " << glsl_register_type(spec.outputs[k].dtype) << " o" << k << ";\n";
+    args.push_back("o" + std::to_string(k));
+  }
+  out << "  " << join_call("vkf_post", args) << "\n";
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    out << "  vkf_out" << k << ".d[i] = " << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
+  out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
   return out.str();
 }
 
@@ -395,6 +425,11 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   src << "#version 450\n";
   if (uses_f16) src << "#extension GL_EXT_shader_16bit_storage : require\n";
   if (uses_u8) src << "#extension GL_EXT_shader_8bit_storage : require\n";
+  if (spec.preserve_inf_nan) {
+    // SignedZeroInfNanPreserve (execution mode 4461) for 32-bit floats, capability 4466.
+    src << "#extension GL_EXT_spirv_intrinsics : require\n"
+        << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], 4461, 32);\n";
+  }
   src << "// vkfuse group: " << spec.label << "\n";
   src << "// " << (spec.is_kernel() ? "output " : "domain ") << shape_to_string(spec.domain);
   if (spec.is_reduce()) src << " reduced to " << shape_to_string(spec.reduced);
@@ -402,10 +437,8 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       << " bindings\n";
   src << "#define VKF_WORKGROUP_SIZE " << spec.workgroup_size << "\n";
   if (spec.is_kernel()) {
-    src << prelude << "\n" << kernel_root_body(spec) << "// ---- " << root_path << "\n" << root;
-    return src.str();
-  }
-  if (spec.is_reduce()) {
+    // The template's own constants follow the prelude (kernel_root_body).
+  } else if (spec.is_reduce()) {
     src << "#define VKF_OUTER " << numel / reduce_inner(spec) << "u\n";
     src << "#define VKF_INNER " << reduce_inner(spec) << "u\n";
     src << "#define VKF_NUM_REDUCTIONS " << spec.reductions.size() << "\n";
@@ -422,6 +455,10 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       VKFUSE_ASSIGN_OR_RETURN(std::string_view snippet, find_shader(op.snippet));
       src << "// ---- " << op.snippet << "\n" << snippet << "\n";
     }
+  if (spec.is_kernel()) {
+    src << kernel_root_body(spec, pre, post, first_output_binding) << "// ---- " << root_path << "\n" << root;
+    return src.str();
+  }
   std::ostringstream declarations;
   std::set<std::pair<int, bool>> declared;
   pre.declare(declarations, declared);

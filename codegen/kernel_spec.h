@@ -66,6 +66,9 @@ struct KernelSpec {
   std::vector<KernelOp> ops;        // pre stage, in evaluation order
   std::vector<KernelOutput> outputs;
   uint32_t workgroup_size = 256;
+  // Declare SignedZeroInfNanPreserve for fp32 (the device must offer it): NaN and Inf propagate as
+  // IEEE arithmetic does instead of x - x being folded to 0.
+  bool preserve_inf_nan = false;
 
   // Reduce root (when `reductions` is not empty): the trailing axes [reduce_axis, rank) of `domain`
   // are folded; `reduced` is the reductions' output shape (numel = product of the leading axes).

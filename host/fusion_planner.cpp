@@ -11,6 +11,8 @@
 namespace vkfuse {
 namespace {
 
+bool is_float_dtype(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
+
 // Where a node sits in its group: before the reduction (over the domain), the reduction itself, or
 // after it (over the reduced shape). Elementwise groups only have kPre.
 enum class Phase { kPre, kReduce, kPost };
@@ -19,7 +21,8 @@ struct Draft {
   GroupRoot root = GroupRoot::kElementwise;
   std::set<NodeId> nodes;
   Shape domain;
-  Shape reduced;   // reduce groups: the reductions' output shape
+  Shape reduced;   // reduce groups: the reductions' output shape; kernel groups: the anchor's output shape
+  NodeId anchor = kNoNode;  // kernel groups: the kernel op
   int axis = 0;    // reduce groups: first reduced axis
   bool keepdims = true;
   bool alive = true;
@@ -55,9 +58,16 @@ class Planner {
   // Can `n` join group g through its input `v`? Sets the phase `n` would have there.
   bool can_join(const Draft& g, NodeId n, ValueId v, Phase& phase) const {
     const Node& node = graph_.node(n);
-    if (g.root == GroupRoot::kKernel || node.op->kind == OpKind::kKernel) return false;
+    if (node.op->kind == OpKind::kKernel) return false;
     const Shape& out = graph_.value(node.output).shape;
     const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
+    if (g.root == GroupRoot::kKernel) {
+      // Post-fusion: an elementwise chain on the anchor's float result runs in its store.
+      if (node.op->kind != OpKind::kElementwise || !is_float_dtype(graph_.value(graph_.node(g.anchor).output).dtype))
+        return false;
+      phase = Phase::kPost;
+      return out == g.reduced;
+    }
     if (node.op->kind == OpKind::kReduce) {
       const Shape& in = graph_.value(node.inputs[0]).shape;
       if (v_phase != Phase::kPre || in != g.domain) return false;
@@ -281,7 +291,10 @@ class Planner {
         if (p == kNoNode || !nodes.count(p)) continue;
         (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
       }
-      if (node.op->kind == OpKind::kReduce) {
+      if (node.op->kind == OpKind::kKernel) {
+        if (reads_pre || reads_reduced) return false;  // no pre-fusion into a kernel op's loads yet
+        stage[q] = Phase::kReduce;
+      } else if (node.op->kind == OpKind::kReduce) {
         if (reads_reduced) return false;
         stage[q] = Phase::kReduce;
       } else {
@@ -297,6 +310,7 @@ class Planner {
     for (int g : merge) {
       const Draft& d = drafts_[static_cast<std::size_t>(g)];
       if (d.domain != candidate.domain) return false;
+      if (d.root == GroupRoot::kKernel || candidate.root == GroupRoot::kKernel) return false;  // one anchor each
       if (d.root == GroupRoot::kReduce && candidate.root == GroupRoot::kReduce &&
           (d.axis != candidate.axis || d.keepdims != candidate.keepdims))
         return false;
@@ -311,7 +325,9 @@ class Planner {
     if (node.op->kind == OpKind::kKernel) {
       d.root = GroupRoot::kKernel;
       d.domain = graph_.value(node.output).shape;
-      phase_[static_cast<std::size_t>(n)] = Phase::kReduce;  // nothing may join it
+      d.reduced = d.domain;
+      d.anchor = n;
+      phase_[static_cast<std::size_t>(n)] = Phase::kReduce;  // only post-fusion joins it
     } else if (node.op->kind == OpKind::kReduce) {
       const Shape& in = graph_.value(node.inputs[0]).shape;
       d.root = GroupRoot::kReduce;
@@ -426,11 +442,15 @@ class Planner {
 }  // namespace
 
 std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group) {
-  // Views of one stored tensor share its binding; scalar constants are baked in.
-  std::set<ValueId> bases;
+  // Views of one stored tensor share its binding; scalar constants are baked in, except where a
+  // kernel op reads them.
+  std::set<ValueId> bases, kernel_reads;
+  for (NodeId n : group.nodes)
+    if (graph.node(n).op->kind == OpKind::kKernel)
+      kernel_reads.insert(graph.node(n).inputs.begin(), graph.node(n).inputs.end());
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
-    if (value.constant && value.constant->numel() == 1) continue;
+    if (value.constant && value.constant->numel() == 1 && !kernel_reads.count(v)) continue;
     while (graph.value(v).producer != kNoNode && graph.node(graph.value(v).producer).op->kind == OpKind::kView)
       v = graph.node(graph.value(v).producer).inputs[0];
     bases.insert(v);

@@ -18,7 +18,11 @@
 //   views (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Flatten) never dispatch: consumers read the
 //   stored tensor through an index map
 //
-//   kernel ops (MatMul, Conv, pooling, ...) run as their own group: one node, its own template
+//   kernel ops (MatMul, Conv, pooling, ...) anchor their own group, one per group, with their own
+//   template; an elementwise chain on the anchor's float result fuses into its stores (post-fusion:
+//   bias, activations, a residual Add that reads another tensor)
+//     x ─ Conv ─ Add(bias) ─ Relu ─ Add(skip) ─ y   => [Conv -> Add -> Relu -> Add]
+//     (tests/unit "post-fusion: an elementwise chain joins a kernel op's stores")
 //
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
 // smaller tensor), where merging would create a cycle between groups, and where the group would bind

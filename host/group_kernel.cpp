@@ -43,48 +43,16 @@ Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   return ResolvedView{base, std::move(layout)};
 }
 
-namespace {
-
-// A kernel op's group: its launcher picks the template, constants and geometry; inputs are bound whole.
-Result<GroupKernel> make_kernel_op_group(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
-  const Node& node = graph.node(group.nodes.at(0));
-  const Value& out = graph.value(node.output);
-  std::vector<TensorInfo> inputs;
-  GroupKernel kernel;
-  KernelSpec& spec = kernel.spec;
-  for (ValueId v : node.inputs) {
-    const Value& value = graph.value(v);
-    inputs.push_back({value.shape, value.dtype});
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
-      return make_error(ErrorCode::kInternal, "node '" + node.name + "': a kernel op reads a strided view");
-    kernel.bound_values.push_back(view.base);
-    spec.inputs.push_back({value.dtype, value.shape});
-  }
-  auto launch = node.op->launch(inputs, {out.shape, out.dtype}, node.op_attrs(), device);
-  if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
-  spec.label = group.label;
-  spec.domain = out.shape;
-  spec.workgroup_size = launch->workgroup_size;
-  spec.kernel_root = launch->root;
-  spec.kernel_defines = launch->defines;
-  spec.kernel_workgroups = launch->workgroups;
-  spec.outputs.push_back({{KernelOperand::Source::kOp, 0}, out.dtype, true});
-  kernel.bound_values.push_back(node.output);
-  return kernel;
-}
-
-}  // namespace
-
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
-  if (group.root == GroupRoot::kKernel) return make_kernel_op_group(graph, group, device);
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;
   spec.label = group.label;
   spec.domain = group.domain;
   spec.workgroup_size = group.root == GroupRoot::kReduce ? device.reduce_workgroup : device.elementwise_workgroup;
+  spec.preserve_inf_nan = device.preserve_inf_nan;
 
-  // Stage of each node: pre (over the domain), reduce, post (over the reduced shape).
+  // Stage of each node: pre (over the domain), reduce (a reduction, or a kernel op's result), post
+  // (over the reduced shape, or in a kernel op's stores).
   enum class Stage { kPre, kReduce, kPost };
   std::map<NodeId, Stage> stage;
   std::map<ValueId, NodeId> produced;
@@ -95,6 +63,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (node.op->kind == OpKind::kReduce) {
       s = Stage::kReduce;
       spec.reduce_axis = reduce_first_axis(node, graph.value(node.inputs[0]).shape.size());
+      spec.reduced = graph.value(node.output).shape;
+    } else if (node.op->kind == OpKind::kKernel) {
+      s = Stage::kReduce;
       spec.reduced = graph.value(node.output).shape;
     } else {
       for (ValueId v : node.inputs)
@@ -132,8 +103,39 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
 
   std::vector<ValueId> pre_input_values, post_input_values;
+  // A kernel op (the group's anchor): its launcher picks the template, constants and geometry; its
+  // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
+  auto add_anchor = [&](const Node& node) -> Status {
+    const Value& out = graph.value(node.output);
+    std::vector<TensorInfo> infos;
+    for (ValueId v : node.inputs) {
+      const Value& value = graph.value(v);
+      infos.push_back({value.shape, value.dtype});
+      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+      if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
+        return make_error(ErrorCode::kInternal, "node '" + node.name + "': a kernel op reads a strided view");
+      KernelInput input;
+      input.dtype = value.dtype;
+      input.shape = value.shape;
+      input.buffer = view.base;
+      spec.inputs.push_back(std::move(input));
+      pre_input_values.push_back(v);
+    }
+    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device);
+    if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
+    spec.workgroup_size = launch->workgroup_size;
+    spec.kernel_root = launch->root;
+    spec.kernel_defines = launch->defines;
+    spec.kernel_workgroups = launch->workgroups;
+    reduced_index[node.output] = 0;
+    return {};
+  };
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
+    if (node.op->kind == OpKind::kKernel) {
+      VKFUSE_TRY(add_anchor(node));
+      continue;
+    }
     const bool post = stage[n] == Stage::kPost;
     std::vector<KernelOperand> args;
     for (ValueId v : node.inputs) {
@@ -174,10 +176,12 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // Binding order (see count_bindings): the distinct stored tensors the pre inputs view, then the post
   // inputs', in order of first use; then the outputs.
   std::set<ValueId> bound;
-  auto bind_inputs = [&](const std::vector<ValueId>& values) -> Status {
+  // Scalar constants are baked into elementwise stages; a kernel op binds every input.
+  const bool anchored = group.root == GroupRoot::kKernel;
+  auto bind_inputs = [&](const std::vector<ValueId>& values, bool bind_scalars) -> Status {
     for (ValueId v : values) {
       const Value& value = graph.value(v);
-      if (value.constant && value.constant->numel() == 1) continue;
+      if (!bind_scalars && value.constant && value.constant->numel() == 1) continue;
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
       if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
     }
@@ -197,9 +201,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   for (const std::vector<ValueId>* values :
        std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &post_input_values, &group.outputs})
     for (ValueId v : *values)
-      if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1)) VKFUSE_TRY(check_storage(v));
-  VKFUSE_TRY(bind_inputs(pre_input_values));
-  VKFUSE_TRY(bind_inputs(post_input_values));
+      if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1) || (anchored && values == &pre_input_values))
+        VKFUSE_TRY(check_storage(v));
+  VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
+  VKFUSE_TRY(bind_inputs(post_input_values, false));
   for (ValueId v : group.outputs) kernel.bound_values.push_back(v);
   return kernel;
 }

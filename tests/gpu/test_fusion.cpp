@@ -5,51 +5,9 @@
 #include <random>
 
 #include "host/demo_models.h"
-#include "host/reference_eval.h"
-#include "support/compare.h"
-#include "support/gpu_context.h"
-#include "support/random_inputs.h"
+#include "support/fusion_check.h"
 
 namespace vkfuse::testing {
-namespace {
-
-struct Outcome {
-  std::size_t fused_dispatches = 0, unfused_dispatches = 0;
-};
-
-// Runs the graph fused and unfused; both must match the reference within (atol, rtol), and each other
-// within the same bounds.
-Outcome check_fused_unfused(const Graph& graph, const std::map<std::string, HostTensor>& feeds, double atol,
-                            double rtol) {
-  Outcome outcome;
-  const auto fused = run_graph(graph, true, feeds, &outcome.fused_dispatches);
-  const auto unfused = run_graph(graph, false, feeds, &outcome.unfused_dispatches);
-  auto want = evaluate_reference(graph, feeds);
-  REQUIRE(want.ok());
-  for (const auto& [name, reference] : *want) {
-    CAPTURE(name);
-    const auto f = fused.at(name).to_floats(), u = unfused.at(name).to_floats(), r = reference.to_floats();
-    const CloseReport fused_vs_ref = all_close(f, r, atol, rtol);
-    const CloseReport unfused_vs_ref = all_close(u, r, atol, rtol);
-    const CloseReport fused_vs_unfused = all_close(f, u, atol, rtol);
-    CHECK_MESSAGE(fused_vs_ref.ok, "fused vs reference: " << fused_vs_ref.describe());
-    CHECK_MESSAGE(unfused_vs_ref.ok, "unfused vs reference: " << unfused_vs_ref.describe());
-    CHECK_MESSAGE(fused_vs_unfused.ok, "fused vs unfused: " << fused_vs_unfused.describe());
-  }
-  CHECK(validation_errors() == 0);
-  return outcome;
-}
-
-std::map<std::string, HostTensor> random_feeds(const std::vector<std::pair<std::string, Shape>>& inputs,
-                                               std::uint32_t seed, TestDomain domain = {}) {
-  std::mt19937 rng(seed);
-  std::map<std::string, HostTensor> feeds;
-  for (const auto& [name, shape] : inputs) feeds.emplace(name, random_tensor(shape, DType::kF32, domain, rng));
-  return feeds;
-}
-
-}  // namespace
-
 TEST_CASE("random elementwise chains: one dispatch fused, one per op unfused, all equal") {
   const char* kUnary[] = {"Relu", "Abs", "Neg", "Sigmoid", "Tanh", "Softsign", "HardSigmoid", "HardSwish", "Silu", "Sin"};
   const char* kBinary[] = {"Add", "Sub", "Mul", "Max", "Min"};
@@ -68,7 +26,7 @@ TEST_CASE("random elementwise chains: one dispatch fused, one per op unfused, al
     b.output(t, "out");
     auto graph = b.build();
     REQUIRE(graph.ok());
-    const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {7, 13}}, {"y", {13}}}, seed), 1e-5, 1e-4);
+    const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {7, 13}}, {"y", {13}}}, seed), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == static_cast<std::size_t>(length));
   }
@@ -84,7 +42,7 @@ TEST_CASE("a diamond with an intermediate graph output is one group with two out
   b.output(b.op("Div", {left, right}), "out");
   auto graph = b.build();
   REQUIRE(graph.ok());
-  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {127}}}, 3), 1e-5, 1e-4);
+  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {127}}}, 3), 1e-5, 1e-4);
   CHECK(o.fused_dispatches == 1);
   CHECK(o.unfused_dispatches == 5);
 }
@@ -97,7 +55,7 @@ TEST_CASE("a cheap chain on a small tensor broadcast into a larger one is recomp
   b.output(b.op("Relu", {b.op("Add", {x, scaled})}), "out");
   auto graph = b.build();
   REQUIRE(graph.ok());
-  const Outcome o = check_fused_unfused(*graph, random_feeds({{"bias", {1, 13}}, {"x", {7, 13}}}, 4), 1e-5, 1e-4);
+  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"bias", {1, 13}}, {"x", {7, 13}}}, 4), 1e-5, 1e-4);
   CHECK(o.fused_dispatches == 1);
   CHECK(o.unfused_dispatches == 4);
 }
@@ -112,7 +70,7 @@ TEST_CASE("views: slices with offsets, steps and reversal read the stored tensor
   g.output(g.op("Sub", {odd2, g.scalar(1.0f)}), "b");
   auto graph = g.build();
   REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 13}}}, 5), 1e-6, 1e-6);
+  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 13}}}, 5), 1e-6, 1e-6);
   CHECK(o.fused_dispatches == 2);  // two output shapes: [5,13] and [5,6]
 }
 
@@ -139,7 +97,7 @@ TEST_CASE("reductions take the chains before and after them, over odd sizes and 
     b.output(b.op("Sqrt", {b.op("Mul", {reduced, b.scalar(2.0f)})}), "out");
     auto graph = b.build();
     REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-    const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", c.shape}}, seed++), 1e-5, 1e-5);
+    const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", c.shape}}, seed++), 1e-5, 1e-5);
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == 5);
   }
@@ -153,7 +111,7 @@ TEST_CASE("softmax: the exp before the reduction is recomputed after it instead 
   b.output(b.op("Div", {e, sum}), "softmax");
   auto graph = b.build();
   REQUIRE(graph.ok());
-  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 131}}}, 31), 1e-6, 1e-5);
+  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 131}}}, 31), 1e-6, 1e-5);
   CHECK(o.fused_dispatches == 2);  // [Sub -> Exp -> ReduceSum] and [Sub -> Exp -> Div]
   CHECK(o.unfused_dispatches == 4);
 }
@@ -168,7 +126,7 @@ TEST_CASE("two reductions share one dispatch, and a pre-reduction value can be a
   b.output(e, "e");
   auto graph = b.build();
   REQUIRE(graph.ok());
-  const Outcome o = check_fused_unfused(*graph, random_feeds({{"x", {6, 77}}}, 21), 1e-6, 1e-5);
+  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {6, 77}}}, 21), 1e-6, 1e-5);
   CHECK(o.fused_dispatches == 1);
 }
 
@@ -190,7 +148,7 @@ TEST_CASE("the GIoU loss is one dispatch fused, one per op unfused, and matches 
     CAPTURE(boxes);
     auto graph = build_giou_loss_graph(batch, boxes);
     REQUIRE(graph.ok());
-    const Outcome o = check_fused_unfused(*graph, make_giou_inputs(batch, boxes, 99), 1e-6, 1e-5);
+    const FusionOutcome o = check_fused_unfused(*graph, make_giou_inputs(batch, boxes, 99), 1e-6, 1e-5);
     CHECK(o.fused_dispatches <= 2);
     CHECK(o.unfused_dispatches == 40);  // every computing op; the 8 slices are views
   }

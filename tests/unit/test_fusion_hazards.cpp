@@ -17,7 +17,8 @@ namespace vkfuse {
 namespace {
 
 // A random DAG over shapes that broadcast to [4,6]: elementwise unary and binary ops, reductions over
-// the trailing axes, and slices, with a few graph outputs.
+// the trailing axes, slices, and MatMuls (kernel anchors that take chains after them), with a few
+// graph outputs.
 Graph random_graph(std::uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
@@ -28,6 +29,7 @@ Graph random_graph(std::uint32_t seed) {
   std::vector<Tensor> values;
   for (int i = 0; i < 3; ++i) values.push_back(b.input("in" + std::to_string(i), shapes[pick(shapes.size())]));
   values.push_back(b.scalar(0.5f));
+  const Tensor weight = b.input("weight", {6, 6});
   std::vector<Tensor> computed;
   const int ops = 6 + static_cast<int>(pick(10));
   for (int i = 0; i < ops; ++i) {
@@ -36,9 +38,13 @@ Graph random_graph(std::uint32_t seed) {
     const Tensor x = recent();
     const Shape xs = b.shape(x);
     Tensor y;
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0:
       case 1: y = b.op(unary[pick(6)], {x}); break;
+      case 6:
+        if (xs.empty() || xs.back() != 6) continue;
+        y = b.op("MatMul", {x, weight});
+        break;
       case 2:
       case 3: {
         const Tensor other = values[pick(values.size())];
@@ -131,6 +137,17 @@ std::string check_plan(const GraphIR& ir, const FusionPlan& plan, const DevicePl
       if (ir.value(node.output).shape != reduced)
         return where + "'" + node.name + "' needs a reduced value but has the shape " +
                shape_to_string(ir.value(node.output).shape);
+    }
+    // A kernel group has one anchor, which reads nothing the group computes; the rest runs in its stores.
+    if (g.root == GroupRoot::kKernel) {
+      int anchors = 0;
+      for (NodeId n : g.nodes) {
+        if (ir.node(n).op->kind != OpKind::kKernel) continue;
+        ++anchors;
+        for (ValueId v : ir.node(n).inputs)
+          if (members.count(ir.value(v).producer)) return where + "the anchor reads a value of its own group";
+      }
+      if (anchors != 1) return where + std::to_string(anchors) + " kernel ops in one group";
     }
     auto kernel = make_group_kernel(ir, g, device);
     if (!kernel.ok()) return where + kernel.status().to_string();

@@ -154,6 +154,64 @@ TEST_CASE("cheap producers are recomputed instead of stored") {
   }
 }
 
+TEST_CASE("post-fusion: an elementwise chain joins a kernel op's stores") {
+  //   x ─ Conv ─ Mul(scale) ─ Add(shift) ─ Relu ─ Add(skip) ─ y   => [Conv -> Mul -> Add -> Relu -> Add]
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 7, 9, 9}), w = b.input("w", {13, 7, 3, 3});
+  const Tensor scale = b.input("scale", {1, 13, 1, 1}), shift = b.input("shift", {13, 1, 1});
+  const Tensor skip = b.input("skip", {1, 13, 9, 9});
+  const Tensor conv = b.op("Conv", {x, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+  const Tensor act = b.op("Relu", {b.op("Add", {b.op("Mul", {conv, scale}), shift})});
+
+  SUBCASE("bias, activation and residual in one dispatch") {
+    b.output(b.op("Add", {act, skip}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "Conv -> Mul -> Add -> Relu -> Add");
+    CHECK(p.groups[0].root == GroupRoot::kKernel);
+    CHECK(names(graph, p.groups[0].inputs) == "x, w, scale, shift, skip");
+    CHECK(names(graph, p.groups[0].outputs) == "y");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Conv | Mul | Add | Relu | Add");
+  }
+  SUBCASE("the anchor's raw result, read elsewhere, is a second output") {
+    b.output(b.op("Add", {act, skip}), "y");
+    b.output(conv, "raw");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(names(graph, p.groups[0].outputs) == "raw, y");
+  }
+  SUBCASE("an op that broadcasts to a larger shape starts its own group") {
+    const Tensor wide = b.input("wide", {2, 13, 9, 9});
+    b.output(b.op("Add", {act, wide}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "Conv -> Mul -> Add -> Relu | Add");
+  }
+}
+
+TEST_CASE("post-fusion: two anchors never share a group") {
+  //   a ─ MatMul ─┐
+  //   b ─ MatMul ─Add ─ Tanh   => [MatMul] [MatMul -> Add -> Tanh]: the Add joins one anchor and reads
+  //                               the other's stored result
+  GraphBuilder b;
+  const Tensor a = b.input("a", {5, 6}), c = b.input("c", {5, 6}), w = b.input("w", {6, 7});
+  const Tensor m1 = b.op("MatMul", {a, w}), m2 = b.op("MatMul", {c, w});
+  b.output(b.op("Tanh", {b.op("Add", {m1, m2})}), "y");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "MatMul | MatMul -> Add -> Tanh");
+  for (const FusionGroup& g : p.groups) CHECK(g.root == GroupRoot::kKernel);
+}
+
+TEST_CASE("post-fusion: an anchor with an integer result stays alone") {
+  GraphBuilder b;
+  const Tensor idx = b.op("ArgMax", {b.input("x", {4, 9})}, {{"axis", 1}});
+  b.output(b.op("Cast", {idx}, {{"to", static_cast<float>(DType::kF32)}}), "y");
+  const Graph graph = build_graph(b);
+  CHECK(labels_of(plan(graph)) == "ArgMax | Cast");
+}
+
 TEST_CASE("reduction takes the chains on both sides") {
   //   x ─ Mul ─ Add ─ ReduceSum ─ Sqrt ─ y     => [Mul -> Add -> ReduceSum -> Sqrt]
   GraphBuilder b;

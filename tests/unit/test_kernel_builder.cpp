@@ -143,6 +143,25 @@ TEST_CASE("golden: reduction with a pre and a post op") {
   check_golden("reduce_mean_sqrt", spec);
 }
 
+TEST_CASE("golden: a kernel op with a post-fused chain, preserving Inf and NaN") {
+  //   x[1,3,6,5] ─ MaxPool(2x2) ─ Mul(scale[3,1,1]) ─ Add(skip) ─ Relu ─ y, and the pool's raw result
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 6, 5}), scale = b.input("scale", {3, 1, 1}), skip = b.input("skip", {1, 3, 3, 2});
+  const Tensor pool = b.op("MaxPool", {x}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                                            {"strides", std::vector<std::int64_t>{2, 2}}});
+  b.output(pool, "pool");
+  b.output(b.op("Relu", {b.op("Add", {b.op("Mul", {pool, scale}), skip})}), "y");
+  GroupKernel kernel = kernel_of(b);
+  KernelSpec& spec = kernel.spec;
+  CHECK(spec.label == "MaxPool -> Mul -> Add -> Relu");
+  CHECK(spec.is_kernel());
+  CHECK(spec.post_ops.size() == 3);
+  CHECK(count_bindings(spec) == 5);  // x, scale, skip, pool, y
+  CHECK(kernel.bound_values.size() == 5);
+  spec.preserve_inf_nan = true;
+  check_golden("kernel_post_chain", spec);
+}
+
 TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
   {
     GraphBuilder b;

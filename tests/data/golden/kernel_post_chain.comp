@@ -1,0 +1,126 @@
+#version 450
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 32);
+// vkfuse group: MaxPool -> Mul -> Add -> Relu
+// output [1,3,3,2], 3 ops, 5 bindings
+#define VKF_WORKGROUP_SIZE 256
+// Prelude: shared by every generated kernel. The code generator emits #version, extensions and the
+// VKF_* constants before this file.
+
+// Exact float literal from its IEEE-754 bits (covers inf and NaN, which GLSL cannot spell).
+#define VKF_F32(bits) uintBitsToFloat(bits)
+
+// ---- ops/mul.glsl
+// Mul: y = a * b
+float op_mul(float a, float b) { return a * b; }
+
+// ---- ops/add.glsl
+// Add: y = a + b
+float op_add(float a, float b) { return a + b; }
+
+// ---- ops/relu.glsl
+// Relu: y = max(0, x)
+float op_relu(float x) { return max(x, 0.0); }
+
+#define VKF_PLANES 3u
+#define VKF_H 6
+#define VKF_W 5
+#define VKF_OH 3u
+#define VKF_OW 2u
+#define VKF_KH 2
+#define VKF_KW 2
+#define VKF_SH 2
+#define VKF_SW 2
+#define VKF_DH 1
+#define VKF_DW 1
+#define VKF_PT 0
+#define VKF_PL 0
+#define VKF_H_END 6
+#define VKF_W_END 5
+#define VKF_POOL_MAX 1
+#define VKF_COUNT_INCLUDE_PAD 0
+layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_b0;
+#define VKF_IN0(i) vkf_b0.d[i]
+layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[]; } vkf_b1;
+layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2 { float d[]; } vkf_b2;
+layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2V { vec4 d[]; } vkf_b2v;
+layout(std430, set = 0, binding = 3) restrict writeonly buffer VkfBuf3 { float d[]; } vkf_out0;
+layout(std430, set = 0, binding = 4) restrict writeonly buffer VkfBuf4 { float d[]; } vkf_out1;
+void vkf_post(in float red0, in float px0, in float px1, out float py0, out float py1) {
+  const float pv0 = op_mul(red0, px0);  // Mul
+  const float pv1 = op_add(pv0, px1);  // Add
+  const float pv2 = op_relu(pv1);  // Relu
+  py0 = red0;
+  py1 = pv2;
+}
+void vkf_store0(uint i, float v) {
+  const float pa0 = vkf_b1.d[(i / 6u)];
+  const float pa1 = vkf_b2.d[i];
+  float o0;
+  float o1;
+  vkf_post(v, pa0, pa1, o0, o1);
+  vkf_out0.d[i] = o0;
+  vkf_out1.d[i] = o1;
+}
+#define VKF_OUT0(i, v) vkf_store0((i), (v))
+// ---- roots/pool2d.glsl
+// Pool root (straightforward, 2-D over planes): one invocation per output element Y[plane, oh, ow], the
+// max or the fp32 sum of the window's taps that fall inside the input. A global pool is the window
+// 1 x (whole flattened spatial extent).
+// Average divisor: the taps inside the input, or with VKF_COUNT_INCLUDE_PAD the taps inside the padded
+// input (rows < VKF_H_END, columns < VKF_W_END; a ceil_mode window may reach past both). A window with
+// no input tap yields -FLT_MAX (max) or 0 (average).
+// Defines (u: uint, else int): VKF_PLANES u, VKF_H, VKF_W, VKF_OH u, VKF_OW u, VKF_KH, VKF_KW, VKF_SH,
+// VKF_SW, VKF_DH, VKF_DW, VKF_PT, VKF_PL, VKF_H_END, VKF_W_END, VKF_POOL_MAX (0/1),
+// VKF_COUNT_INCLUDE_PAD (0/1).
+
+layout(local_size_x = VKF_WORKGROUP_SIZE) in;
+
+void main() {
+  const uint total = VKF_PLANES * VKF_OH * VKF_OW;
+  const uint stride = gl_NumWorkGroups.x * uint(VKF_WORKGROUP_SIZE);
+  for (uint o = gl_GlobalInvocationID.x; o < total; o += stride) {
+    const uint ow = o % VKF_OW;
+    const uint oh = (o / VKF_OW) % VKF_OH;
+    const uint plane = o / (VKF_OW * VKF_OH);
+    const uint x_plane = plane * uint(VKF_H * VKF_W);
+    const int ih0 = int(oh) * VKF_SH - VKF_PT;
+    const int iw0 = int(ow) * VKF_SW - VKF_PL;
+#if VKF_POOL_MAX
+    float acc = VKF_F32(0xff7fffffu);  // -FLT_MAX
+#else
+    float acc = 0.0;
+#endif
+    int rows_inside = 0, rows_padded = 0, cols_inside = 0, cols_padded = 0;
+    for (int kw = 0; kw < VKF_KW; ++kw) {
+      const int iw = iw0 + kw * VKF_DW;
+      cols_padded += iw < VKF_W_END ? 1 : 0;
+      cols_inside += iw >= 0 && iw < VKF_W ? 1 : 0;
+    }
+    for (int kh = 0; kh < VKF_KH; ++kh) {
+      const int ih = ih0 + kh * VKF_DH;
+      rows_padded += ih < VKF_H_END ? 1 : 0;
+      if (ih < 0 || ih >= VKF_H) continue;
+      ++rows_inside;
+      for (int kw = 0; kw < VKF_KW; ++kw) {
+        const int iw = iw0 + kw * VKF_DW;
+        if (iw < 0 || iw >= VKF_W) continue;
+        const float v = VKF_IN0(x_plane + uint(ih * VKF_W + iw));
+#if VKF_POOL_MAX
+        acc = max(acc, v);
+#else
+        acc += v;
+#endif
+      }
+    }
+#if !VKF_POOL_MAX
+#if VKF_COUNT_INCLUDE_PAD
+    const int count = rows_padded * cols_padded;
+#else
+    const int count = rows_inside * cols_inside;
+#endif
+    if (rows_inside > 0 && cols_inside > 0) acc /= float(count);
+#endif
+    VKF_OUT0(o, acc);
+  }
+}

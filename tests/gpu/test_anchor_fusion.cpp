@@ -1,0 +1,99 @@
+// Post-fusion on the GPU: elementwise chains after kernel anchors (Conv, Gemm, MatMul, pooling) run in
+// the anchor's stores. Fused vs unfused vs the CPU reference, with odd channel counts, strides,
+// dilations, groups and padding, broadcast operands, residual reads, and a second output.
+#include <doctest/doctest.h>
+
+#include "support/fusion_check.h"
+
+namespace vkfuse::testing {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+constexpr TestDomain kUnit{-1.0f, 1.0f, 0.0f, false};
+
+Graph build(GraphBuilder& b) {
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  return std::move(graph).value();
+}
+
+}  // namespace
+
+TEST_CASE("Conv -> scale -> shift -> Relu -> residual Add is one dispatch") {
+  struct Case {
+    Shape x, w;
+    std::vector<Attr> attrs;
+  };
+  const Case cases[] = {
+      {{1, 7, 9, 8}, {13, 7, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}},
+      {{2, 7, 11, 10}, {13, 7, 3, 3}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 2, 1}}}},
+      {{1, 7, 12, 11}, {13, 7, 2, 3}, {{"dilations", Ints{2, 2}}, {"pads", Ints{1, 2, 1, 0}}}},
+      {{1, 13, 7, 9}, {13, 1, 3, 3}, {{"group", 13.0f}, {"pads", Ints{1, 1, 1, 1}}}},
+      {{1, 14, 7, 9}, {14, 7, 1, 1}, {{"group", 2.0f}}},
+  };
+  std::uint32_t seed = 100;
+  for (const Case& c : cases) {
+    CAPTURE(shape_to_string(c.x));
+    CAPTURE(shape_to_string(c.w));
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.x), w = b.input("w", c.w), bias = b.input("bias", {c.w[0]});
+    const Tensor scale = b.input("scale", {1, c.w[0], 1, 1}), shift = b.input("shift", {c.w[0], 1, 1});
+    const Tensor conv = b.op("Conv", {x, w, bias}, c.attrs);
+    const Shape out = b.shape(conv);
+    const Tensor skip = b.input("skip", out);
+    const Tensor act = b.op("Relu", {b.op("Add", {b.op("Mul", {conv, scale}), shift})});
+    b.output(b.op("Add", {act, skip}), "y");
+    const Graph graph = build(b);
+    const FusionOutcome o = check_fused_unfused(
+        graph,
+        random_feeds({{"x", c.x}, {"w", c.w}, {"bias", {c.w[0]}}, {"scale", {1, c.w[0], 1, 1}}, {"shift", {c.w[0], 1, 1}},
+                      {"skip", out}},
+                     seed++, kUnit),
+        1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == 5);
+  }
+}
+
+TEST_CASE("Gemm -> residual Add -> Tanh, with the raw Gemm result as a second output") {
+  GraphBuilder b;
+  const Tensor a = b.input("a", {5, 33}), w = b.input("w", {13, 33}), c = b.input("c", {13});
+  const Tensor r = b.input("r", {5, 13});
+  const Tensor gemm = b.op("Gemm", {a, w, c}, {{"transB", 1.0f}, {"alpha", 0.5f}});
+  b.output(gemm, "raw");
+  b.output(b.op("Tanh", {b.op("Add", {gemm, r})}), "y");
+  const Graph graph = build(b);
+  const FusionOutcome o = check_fused_unfused(
+      graph, random_feeds({{"a", {5, 33}}, {"w", {13, 33}}, {"c", {13}}, {"r", {5, 13}}}, 7, kUnit), 1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 1);
+  CHECK(o.unfused_dispatches == 3);
+}
+
+TEST_CASE("batched MatMul -> SiLU written as x * Sigmoid(x): a DAG in the store stage") {
+  GraphBuilder b;
+  const Tensor a = b.input("a", {3, 7, 13}), w = b.input("w", {13, 9});
+  const Tensor m = b.op("MatMul", {a, w});
+  b.output(b.op("Mul", {m, b.op("Sigmoid", {m})}), "y");
+  const Graph graph = build(b);
+  const FusionOutcome o =
+      check_fused_unfused(graph, random_feeds({{"a", {3, 7, 13}}, {"w", {13, 9}}}, 8, kUnit), 1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 1);
+  CHECK(o.unfused_dispatches == 3);
+}
+
+TEST_CASE("pooling -> Clip, and anchors in a row each take their own chain") {
+  //   x ─ Conv ─ Relu ─ MaxPool ─ Clip ─ Conv ─ Neg ─ y   => 3 dispatches fused, 6 unfused
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 7, 10, 9}), w1 = b.input("w1", {13, 7, 3, 3}), w2 = b.input("w2", {5, 13, 1, 1});
+  const Tensor c1 = b.op("Relu", {b.op("Conv", {x, w1}, {{"pads", Ints{1, 1, 1, 1}}})});
+  const Tensor pool = b.op("MaxPool", {c1}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  const Tensor clipped = b.op("Clip", {pool}, {{"min", -0.5f}, {"max", 0.5f}});
+  b.output(b.op("Neg", {b.op("Conv", {clipped, w2})}), "y");
+  const Graph graph = build(b);
+  const FusionOutcome o = check_fused_unfused(
+      graph, random_feeds({{"x", {1, 7, 10, 9}}, {"w1", {13, 7, 3, 3}}, {"w2", {5, 13, 1, 1}}}, 9, kUnit), 1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 3);
+  CHECK(o.unfused_dispatches == 6);
+}
+
+}  // namespace vkfuse::testing
