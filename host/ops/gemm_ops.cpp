@@ -1,6 +1,7 @@
 // Gemm (ONNX): Y = alpha * A' * B' + beta * C, where A' = transA ? A^T : A (M x K), B' = transB ? B^T : B
-// (K x N) and the optional C broadcasts one way to [M, N]. A straightforward kernel per output element;
-// tiling comes with the anchors.
+// (K x N) and the optional C broadcasts one way to [M, N]. The GEMM roots of MatMul compute it, the
+// transposes folded into the operands' strides and alpha, beta and C into the value each output
+// element is stored with (VKF_GEMM_VALUE).
 #include "host/graph.h"
 #include "host/op_registry.h"
 #include "host/ops/kernel_support.h"
@@ -65,24 +66,23 @@ Result<TensorInfo> infer_gemm(std::span<const TensorInfo> in, const OpAttrs& att
 Result<KernelLaunch> launch_gemm(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(GemmShape s, gemm_shape(in, attrs));
-  const std::string m = glsl_uint(s.m), n = glsl_uint(s.n), k = glsl_uint(s.k);
-  KernelLaunch launch;
-  launch.root = "roots/gemm.glsl";
-  launch.workgroup_size = device.elementwise_workgroup;
-  launch.defines = {
-      {"VKF_M", m},
-      {"VKF_N", n},
-      {"VKF_K", k},
-      {"VKF_A_INDEX(m, k)", s.trans_a ? "((k) * " + m + " + (m))" : "((m) * " + k + " + (k))"},
-      {"VKF_B_INDEX(k, n)", s.trans_b ? "((n) * " + k + " + (k))" : "((k) * " + n + " + (n))"},
-      {"VKF_ALPHA", glsl_float(attrs.scalars[kAlpha])},
-      {"VKF_BETA", glsl_float(attrs.scalars[kBeta])},
-      {"VKF_HAS_C", s.has_c ? "1" : "0"},
-      {"VKF_C_INDEX(m, n)", "(" + std::string(s.c_rows == 1 ? "0u" : "(m) * " + glsl_uint(s.c_cols)) + " + " +
-                                (s.c_cols == 1 ? "0u" : "(n)") + ")"},
-  };
-  launch.workgroups = {grid_for(s.m * s.n, launch.workgroup_size, device), 1, 1};
-  return launch;
+  GemmProblem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a_stride_m = s.trans_a ? 1 : s.k;  // A is [K, M] when transposed, else [M, K]
+  p.a_stride_k = s.trans_a ? s.m : 1;
+  p.b_stride_k = s.trans_b ? 1 : s.n;  // B is [N, K] when transposed, else [K, N]
+  p.b_stride_n = s.trans_b ? s.k : 1;
+  // alpha and beta * C applied to each finished dot product, before its one store.
+  std::string value = glsl_float(attrs.scalars[kAlpha]) + " * (acc)";
+  if (s.has_c) {
+    const std::string row = s.c_rows == 1 ? "0u" : "(m) * " + glsl_uint(s.c_cols);
+    const std::string col = s.c_cols == 1 ? "0u" : "(n)";
+    value = "fma(" + glsl_float(attrs.scalars[kBeta]) + ", VKF_IN2(" + row + " + " + col + "), " + value + ")";
+  }
+  p.value = "(" + value + ")";
+  return gemm_launch(p, device);
 }
 
 Status reference_gemm(std::span<const RefTensor> in, const OpAttrs& attrs, RefTensor& out) {

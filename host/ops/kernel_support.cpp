@@ -1,6 +1,8 @@
 #include "host/ops/kernel_support.h"
 
 #include <algorithm>
+#include <bit>
+#include <iterator>
 
 #include "codegen/broadcast_map.h"
 #include "host/graph.h"
@@ -29,6 +31,108 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
     stride *= batch[d - lead];
   }
   return offset * matrix;
+}
+
+namespace {
+
+// Tiles of roots/gemm_tiled.glsl, largest first. 128x128 with an 8x8 register block per invocation is
+// the classic fp32 SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations, two
+// 8-deep slices of A and B in 17 KB. The smaller tiles keep enough workgroups in flight when M * N is
+// small (64x64 with the same 8x8 block; 32x32 with 4x4 for the smallest products).
+struct TileShape {
+  std::uint32_t bm, bn, bk, tm, tn;
+};
+constexpr TileShape kTiles[] = {{128, 128, 8, 8, 8}, {64, 64, 8, 8, 8}, {32, 32, 8, 4, 4}};
+
+// A tile is taken only if it yields this many workgroups (or is the smallest that fits): about one
+// per streaming multiprocessor of the largest GPUs (an H100 has 132). Fewer leaves cores idle, which
+// costs more than the smaller tiles' lower arithmetic intensity.
+constexpr std::int64_t kFillWorkgroups = 128;
+
+// At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
+constexpr std::int64_t kSkinnyMaxRows = 4;
+
+std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::uint32_t tiled_shared_bytes(const TileShape& t, std::uint32_t stages) {
+  // vec4 rows of bm / 4 + 1 (A) and bn / 4 + 1 (B) for each of bk, per stage (the +1 is padding).
+  return stages * t.bk * ((t.bm / 4 + 1) + (t.bn / 4 + 1)) * 16;
+}
+
+}  // namespace
+
+GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
+  GemmTiling tiling;
+  if (p.m <= kSkinnyMaxRows) {
+    // B is read once; consecutive invocations take consecutive elements of it: 32 columns by
+    // workgroup / 32 lanes of K when n is contiguous, else 32 lanes of K for each column.
+    tiling.kernel = GemmKernel::kSkinny;
+    tiling.workgroup_size = std::bit_floor(std::min<std::uint32_t>(256, device.max_workgroup_invocations));
+    const std::uint32_t run = std::min<std::uint32_t>(32, tiling.workgroup_size);
+    const bool n_fast = p.b_stride_k != 1;
+    tiling.bm = static_cast<std::uint32_t>(p.m);
+    tiling.bn = n_fast ? run : tiling.workgroup_size / run;
+    tiling.k_lanes = tiling.workgroup_size / tiling.bn;
+    tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
+    return tiling;
+  }
+  const TileShape* chosen = nullptr;
+  for (const TileShape& t : kTiles) {
+    const std::uint32_t threads = (t.bm / t.tm) * (t.bn / t.tn);
+    if (threads > device.max_workgroup_invocations || tiled_shared_bytes(t, 1) > device.shared_memory_bytes) continue;
+    chosen = &t;
+    if (p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn) >= kFillWorkgroups) break;
+  }
+  // The last tile (32x32: 64 invocations, 4.6 KB) fits every Vulkan device.
+  const TileShape& t = chosen ? *chosen : kTiles[std::size(kTiles) - 1];
+  tiling.bm = t.bm;
+  tiling.bn = t.bn;
+  tiling.bk = t.bk;
+  tiling.tm = t.tm;
+  tiling.tn = t.tn;
+  tiling.workgroup_size = (t.bm / t.tm) * (t.bn / t.tn);
+  tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
+  tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
+  return tiling;
+}
+
+KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
+  const GemmTiling tiling = choose_gemm_tiling(p, device);
+  const std::int64_t tiles_m = div_up(p.m, tiling.bm), tiles_n = div_up(p.n, tiling.bn);
+  KernelLaunch launch;
+  launch.workgroup_size = tiling.workgroup_size;
+  launch.defines = {{"VKF_BATCH", glsl_uint(p.batch)},
+                    {"VKF_M", glsl_uint(p.m)},
+                    {"VKF_N", glsl_uint(p.n)},
+                    {"VKF_K", glsl_uint(p.k)},
+                    {"VKF_A_BATCH(b)", p.a_batch},
+                    {"VKF_B_BATCH(b)", p.b_batch},
+                    {"VKF_A_STRIDE_M", glsl_uint(p.a_stride_m)},
+                    {"VKF_A_STRIDE_K", glsl_uint(p.a_stride_k)},
+                    {"VKF_B_STRIDE_K", glsl_uint(p.b_stride_k)},
+                    {"VKF_B_STRIDE_N", glsl_uint(p.b_stride_n)},
+                    // Which way consecutive invocations load: along the contiguous dimension.
+                    {"VKF_A_K_FAST", p.a_stride_m != 1 ? "1" : "0"},
+                    {"VKF_B_N_FAST", p.b_stride_k != 1 ? "1" : "0"},
+                    {"VKF_TILES_M", glsl_uint(tiles_m)},
+                    {"VKF_TILES_N", glsl_uint(tiles_n)},
+                    {"VKF_GEMM_VALUE(m, n, acc)", p.value}};
+  if (tiling.kernel == GemmKernel::kSkinny) {
+    launch.root = "roots/gemm_skinny.glsl";
+    launch.defines.insert(launch.defines.end(), {{"VKF_ROWS", glsl_uint(tiling.bm)},
+                                                 {"VKF_COLS", glsl_uint(tiling.bn)},
+                                                 {"VKF_K_LANES", glsl_uint(tiling.k_lanes)}});
+  } else {
+    launch.root = "roots/gemm_tiled.glsl";
+    launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
+                                                 {"VKF_BN", glsl_uint(tiling.bn)},
+                                                 {"VKF_BK", glsl_uint(tiling.bk)},
+                                                 {"VKF_TM", glsl_uint(tiling.tm)},
+                                                 {"VKF_TN", glsl_uint(tiling.tn)},
+                                                 {"VKF_STAGES", std::to_string(tiling.stages)}});
+  }
+  launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n, 1, device), 1, 1};
+  return launch;
 }
 
 Status require_float(std::span<const TensorInfo> inputs, std::size_t index, const char* role) {

@@ -21,6 +21,39 @@ std::string batch_offset_glsl(const Shape& out_batch, const Shape& batch, std::i
 // The same on the CPU.
 std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64_t matrix, std::int64_t index);
 
+// A matrix product Y[b] = A[b] * B[b] (b < batch, Y contiguous [batch, m, n]) as the GEMM roots see it,
+// whichever op it comes from (MatMul, Gemm): element (m, k) of batch b's A sits at
+// a_batch(b) + m * a_stride_m + k * a_stride_k, element (k, n) of B likewise.
+struct GemmProblem {
+  std::int64_t batch = 1, m = 1, n = 1, k = 1;
+  std::int64_t a_stride_m = 1, a_stride_k = 1;
+  std::int64_t b_stride_k = 1, b_stride_n = 1;
+  std::string a_batch = "0u", b_batch = "0u";  // GLSL element offsets, in the macro parameter (b)
+  std::string value = "(acc)";  // GLSL of the value stored for dot product (acc) of element (m, n)
+};
+
+// Which GEMM root, and its blocking.
+enum class GemmKernel {
+  kTiled,   // roots/gemm_tiled.glsl: bm x bn tiles, K in bk steps through shared memory, tm x tn per invocation
+  kSkinny,  // roots/gemm_skinny.glsl: bm (<= 4) rows x bn columns, k_lanes invocations per column split K
+};
+struct GemmTiling {
+  GemmKernel kernel = GemmKernel::kTiled;
+  std::uint32_t bm = 0, bn = 0, bk = 0;
+  std::uint32_t tm = 0, tn = 0;   // kTiled: the register block of one invocation (multiples of 4)
+  std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
+  std::uint32_t k_lanes = 1;      // kSkinny
+  std::uint32_t workgroup_size = 0;
+  std::uint32_t shared_bytes = 0;
+};
+
+// The blocking for `problem` on `device`: kSkinny for at most 4 rows, otherwise the largest tile that
+// fits the device and still gives the GPU enough workgroups (host/ops/kernel_support.cpp says how).
+GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
+// The launch of the chosen root: template, defines (sizes, strides, tiling) and a 1-D grid of tiles,
+// clamped to the device (the roots loop over the rest).
+KernelLaunch gemm_launch(const GemmProblem& problem, const DevicePlan& device);
+
 // kInvalidArgument naming the op's input when its dtype is not f32 or f16.
 Status require_float(std::span<const TensorInfo> inputs, std::size_t index, const char* role);
 

@@ -1,5 +1,6 @@
 // MatMul (numpy semantics: batched, batch dimensions broadcast, 1-D operands promoted and the added
-// dimension removed). A straightforward kernel per output element; tiling comes with the anchors.
+// dimension removed). The GEMM roots (roots/gemm_tiled.glsl, roots/gemm_skinny.glsl) compute it; the
+// blocking is chosen from the problem and the device (gemm_launch, host/ops/kernel_support.cpp).
 #include <algorithm>
 
 #include "host/graph.h"
@@ -52,18 +53,18 @@ Result<TensorInfo> infer_matmul(std::span<const TensorInfo> in, const OpAttrs&) 
 Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs&,
                                    const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
-  KernelLaunch launch;
-  launch.root = "roots/matmul.glsl";
-  launch.workgroup_size = device.elementwise_workgroup;
-  const std::int64_t batch = shape_numel(s.out_batch);
-  launch.defines = {{"VKF_BATCH", glsl_uint(batch)},
-                    {"VKF_M", glsl_uint(s.m)},
-                    {"VKF_N", glsl_uint(s.n)},
-                    {"VKF_K", glsl_uint(s.k)},
-                    {"VKF_A_BATCH(b)", batch_offset_glsl(s.out_batch, s.a_batch, s.m * s.k, "(b)")},
-                    {"VKF_B_BATCH(b)", batch_offset_glsl(s.out_batch, s.b_batch, s.k * s.n, "(b)")}};
-  launch.workgroups = {grid_for(batch * s.m * s.n, launch.workgroup_size, device), 1, 1};
-  return launch;
+  GemmProblem p;
+  p.batch = shape_numel(s.out_batch);
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a_stride_m = s.k;
+  p.a_stride_k = 1;
+  p.b_stride_k = s.n;
+  p.b_stride_n = 1;
+  p.a_batch = batch_offset_glsl(s.out_batch, s.a_batch, s.m * s.k, "(b)");
+  p.b_batch = batch_offset_glsl(s.out_batch, s.b_batch, s.k * s.n, "(b)");
+  return gemm_launch(p, device);
 }
 
 Status reference_matmul(std::span<const RefTensor> in, const OpAttrs&, RefTensor& out) {

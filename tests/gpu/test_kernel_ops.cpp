@@ -2,6 +2,10 @@
 // op of the table has test cases. The cases live beside each table's tests (test_*_ops.cpp).
 #include <doctest/doctest.h>
 
+#include <string>
+#include <string_view>
+
+#include "host/context_impl.h"
 #include "host/op_registry.h"
 #include "support/gpu_context.h"
 #include "support/kernel_case.h"
@@ -10,14 +14,52 @@ namespace vkfuse::testing {
 
 namespace {
 
+// The GEMM roots' edges: sizes that are not multiples of a tile in any dimension, K below one slice
+// (8) and far above it, every blocking (the test below checks which one each size picks), batches
+// broadcast either way, and the skinny root's few rows.
 const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{7, 13}, {13, 5}}},
     {"MatMul", {{1, 1}, {1, 1}}},
-    {"MatMul", {{3, 1, 4, 6}, {2, 6, 5}}},  // batch broadcast
-    {"MatMul", {{13}, {13, 7}}},            // 1-D left operand
-    {"MatMul", {{4, 13}, {13}}},            // 1-D right operand
+    {"MatMul", {{3, 1, 4, 6}, {2, 6, 5}}},  // batch broadcast, 4 rows: skinny
+    {"MatMul", {{3, 1, 3, 9}, {2, 9, 40}}},  // the same, 3 rows of 2 workgroups
+    {"MatMul", {{13}, {13, 7}}},            // 1-D left operand: skinny, one row
+    {"MatMul", {{4, 13}, {13}}},            // 1-D right operand: one column
     {"MatMul", {{2, 33, 130}, {130, 31}}},
+    {"MatMul", {{32, 129, 7}, {7, 129}}},              // 128x128 tiles, 2x2 per batch with 1-row / 1-column edges; K < 8
+    {"MatMul", {{2, 4, 200, 33}, {4, 33, 200}}},       // 64x64 tiles; B's batch broadcast over A's first dimension
+    {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles, K of 125 slices
+    {"MatMul", {{64, 16}, {16, 96}}},                  // whole 32x32 tiles: no bounds checks
+    {"MatMul", {{5, 130}, {130, 7}}},                  // one row past the skinny root
+    {"MatMul", {{1, 777}, {777, 50}}},                 // one row, long K split over the lanes
+    {"MatMul", {{2, 1, 37, 9}, {3, 9, 40}}},           // batches broadcast both ways, tiled
 };
+
+// The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128 2" (tile, stages)
+// or "skinny 4x32" (rows x columns per workgroup).
+std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan) {
+  const OpDef* op = find_op("MatMul");
+  REQUIRE(op != nullptr);
+  const std::vector<TensorInfo> in = {{a, DType::kF32}, {b, DType::kF32}};
+  const AttrLists lists;
+  auto launch = op->launch(in, TensorInfo{}, OpAttrs{{}, lists}, plan);
+  REQUIRE_MESSAGE(launch.ok(), launch.status().to_string());
+  auto define = [&](std::string_view name) {
+    for (const auto& [key, value] : launch->defines)
+      if (key == name) return value.back() == 'u' ? value.substr(0, value.size() - 1) : value;
+    FAIL("no define " << name);
+    return std::string();
+  };
+  if (launch->root == "roots/gemm_skinny.glsl") return "skinny " + define("VKF_ROWS") + "x" + define("VKF_COLS");
+  REQUIRE(launch->root == "roots/gemm_tiled.glsl");
+  return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_STAGES");
+}
+
+DevicePlan plan_with(std::uint32_t shared_memory_bytes, std::uint32_t max_workgroup_invocations) {
+  DevicePlan plan;
+  plan.shared_memory_bytes = shared_memory_bytes;
+  plan.max_workgroup_invocations = max_workgroup_invocations;
+  return plan;
+}
 
 }  // namespace
 
@@ -30,6 +72,46 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
     check_kernel_case(c, DType::kF32, seed++);
     check_kernel_case(c, DType::kF16, seed++);
   }
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
+  const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
+  for (const DevicePlan& plan : {lavapipe, h100}) {
+    CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 128x128 2");
+    CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 64x64 2");
+    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32 2");
+    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32 2");
+    CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == "tiled 128x128 2");
+    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64 2");
+    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32 2");  // batch-1 ViT: enough workgroups
+    CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
+    CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
+    CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32 2");
+    CHECK(matmul_blocking({4, 13}, {13}, plan) == "skinny 4x8");  // one column: 32 lanes of K for it
+  }
+  // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile; 16 KB and 256 invocations: one stage.
+  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 128)) == "tiled 64x64 2");
+  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 256)) == "tiled 128x128 1");
+  CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
+}
+
+// The blockings the device above does not pick run here too: the test's context plans as a device with
+// the Vulkan minimums would (restored after).
+TEST_CASE("MatMul matches its CPU reference with the blockings of minimum devices") {
+  DevicePlan& plan = gpu_context().impl()->plan;
+  const DevicePlan saved = plan;
+  std::uint32_t seed = 500;
+  for (const DevicePlan& small : {plan_with(16384, 256), plan_with(16384, 128)}) {
+    plan.shared_memory_bytes = small.shared_memory_bytes;
+    plan.max_workgroup_invocations = small.max_workgroup_invocations;
+    for (const KernelCase& c : matmul_cases()) {
+      CAPTURE(shape_to_string(c.inputs[0]));
+      CAPTURE(plan.max_workgroup_invocations);
+      check_kernel_case(c, DType::kF32, seed++);
+    }
+  }
+  plan = saved;
   CHECK(validation_errors() == 0);
 }
 

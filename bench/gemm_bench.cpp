@@ -1,0 +1,150 @@
+// GEMM benchmark: one MatMul node, C[n, n] = A[n, n] * B[n, n], for square sizes, in f32 and/or f16
+// storage (fp32 accumulation either way). GPU time from Vulkan timestamps around back-to-back replays
+// of the recorded dispatch; median of the runs; TFLOP/s counts 2 n^3 flops. Also prints the blocking
+// the launcher chose for the device and the worst relative error of a few output elements against a
+// CPU dot product, so a fast wrong kernel does not go unnoticed. Not a test: it asserts nothing.
+//
+//   vkfuse_bench_gemm [--sizes 1024,2048,4096,8192] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <vkfuse/vkfuse.hpp>
+
+#include "host/context_impl.h"
+#include "host/ops/kernel_support.h"
+
+namespace {
+
+using namespace vkfuse;
+
+std::string arg(int argc, char** argv, const std::string& flag, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (flag == argv[i]) return argv[i + 1];
+  return fallback;
+}
+
+std::vector<std::int64_t> parse_list(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+std::string describe(const GemmTiling& t) {
+  if (t.kernel == GemmKernel::kSkinny)
+    return "skinny " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + ", " + std::to_string(t.k_lanes) + " k-lanes";
+  return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
+         std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
+         " invocations, " + std::to_string(t.stages) + " stage(s), " + std::to_string(t.shared_bytes) + " B shared";
+}
+
+struct Measured {
+  double ms = -1.0;
+  double max_rel_error = 0.0;
+};
+
+// Median over `runs` of the mean GPU milliseconds of back-to-back replays, after one real run whose
+// output is spot-checked; ms < 0 when something failed (the error is printed).
+Measured measure(const Context& context, std::int64_t n, DType dtype, int runs, int min_iterations) {
+  Measured result;
+  auto fail = [&](const Status& status) {
+    std::fprintf(stderr, "  n = %lld: %s\n", static_cast<long long>(n), status.to_string().c_str());
+    return result;
+  };
+  GraphBuilder b;
+  const Tensor a = b.input("a", {n, n}, dtype);
+  const Tensor bm = b.input("b", {n, n}, dtype);
+  b.output(b.op("MatMul", {a, bm}), "c");
+  auto graph = b.build();
+  if (!graph.ok()) return fail(graph.status());
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> av(static_cast<std::size_t>(n * n)), bv(av.size());
+  for (float& v : av) v = dist(rng);
+  for (float& v : bv) v = dist(rng);
+  const std::map<std::string, HostTensor> inputs = {{"a", HostTensor::from_floats({n, n}, av, dtype)},
+                                                    {"b", HostTensor::from_floats({n, n}, bv, dtype)}};
+  auto session = Session::create(context, *graph, {true, true});
+  if (!session.ok()) return fail(session.status());
+  auto out = session->run(inputs);
+  if (!out.ok()) return fail(out.status());
+
+  // Spot check against the inputs as stored (f16 rounds them).
+  const std::vector<float> a_stored = inputs.at("a").to_floats(), b_stored = inputs.at("b").to_floats();
+  const std::vector<float> c = out->at("c").to_floats();
+  for (int s = 0; s < 16; ++s) {
+    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(n));
+    const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(n));
+    double want = 0.0, scale = 0.0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const double p = static_cast<double>(a_stored[static_cast<std::size_t>(i * n + k)]) * b_stored[static_cast<std::size_t>(k * n + j)];
+      want += p;
+      scale += std::fabs(p);
+    }
+    const double got = c[static_cast<std::size_t>(i * n + j)];
+    result.max_rel_error = std::max(result.max_rel_error, std::fabs(got - want) / std::max(scale, 1e-30));
+  }
+
+  // Size each measurement to ~100 ms of GPU work, and warm up for two of them first: GPU clocks ramp up
+  // under load, and a cold first measurement reads low.
+  auto probe = session->measure_gpu_ms(1);
+  if (!probe.ok()) return fail(probe.status());
+  const int iterations = std::clamp(static_cast<int>(100.0 / std::max(*probe, 1e-3)), min_iterations, 5000);
+  std::vector<double> times;
+  for (int r = -2; r < runs; ++r) {
+    auto ms = session->measure_gpu_ms(iterations);
+    if (!ms.ok()) return fail(ms.status());
+    if (r >= 0) times.push_back(*ms);
+  }
+  std::sort(times.begin(), times.end());
+  result.ms = times[times.size() / 2];
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::int64_t> sizes = parse_list(arg(argc, argv, "--sizes", "1024,2048,4096,8192"));
+  const std::string dtype_flag = arg(argc, argv, "--dtype", "both");
+  const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
+  const int min_iterations = std::stoi(arg(argc, argv, "--min-iterations", "3"));
+  std::vector<DType> dtypes;
+  if (dtype_flag == "f32" || dtype_flag == "both") dtypes.push_back(DType::kF32);
+  if (dtype_flag == "f16" || dtype_flag == "both") dtypes.push_back(DType::kF16);
+  if (dtypes.empty()) {
+    std::fprintf(stderr, "--dtype takes f32, f16 or both, not %s\n", dtype_flag.c_str());
+    return 2;
+  }
+
+  auto context = Context::create({});
+  if (!context.ok()) {
+    std::fprintf(stderr, "%s\n", context.status().to_string().c_str());
+    return 1;
+  }
+  const DeviceSummary device = context->device();
+  const DevicePlan& plan = context->impl()->plan;
+  std::printf("device: %s (%s), Vulkan %s; %u B shared memory, %u invocations per workgroup\n\n", device.name.c_str(),
+              device.driver.c_str(), device.api_version.c_str(), plan.shared_memory_bytes, plan.max_workgroup_invocations);
+  std::printf("| n | storage | median ms | TFLOP/s | max rel. error (16 samples) | blocking |\n");
+  std::printf("|---:|---|---:|---:|---:|---|\n");
+  for (const DType dtype : dtypes)
+    for (const std::int64_t n : sizes) {
+      const Measured m = measure(*context, n, dtype, runs, min_iterations);
+      if (m.ms <= 0) continue;
+      GemmProblem problem;
+      problem.m = problem.n = problem.k = n;
+      problem.a_stride_m = problem.b_stride_k = n;
+      const double tflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (m.ms * 1e-3) / 1e12;
+      std::printf("| %lld | %s | %.3f | %.3f | %.1e | %s |\n", static_cast<long long>(n), dtype_name(dtype), m.ms, tflops,
+                  m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());
+      std::fflush(stdout);
+    }
+  return 0;
+}

@@ -1,0 +1,74 @@
+// GEMM root for a few output rows (a batch-1 fully connected layer, a vector times a matrix): Y[b] =
+// A[b] * B[b] with M of at most a handful. A 128x128 tile would be mostly padding and leave the GPU
+// idle, and such a product is bound by reading B once; so a workgroup computes VKF_ROWS rows of
+// VKF_COLS columns, the VKF_K_LANES lanes of each column split K between them, and a shared-memory tree
+// adds their partial dot products (within the workgroup: each output element is still written once,
+// with its final value, through VKF_OUT0). Consecutive invocations read consecutive elements of B
+// whichever of k and n is contiguous (VKF_B_N_FAST), in fp32 registers.
+//
+// Defines (host/ops/kernel_support.cpp, gemm_launch): those of roots/gemm_tiled.glsl for the problem
+// (VKF_BATCH, VKF_M, VKF_N, VKF_K, VKF_A_BATCH(b), VKF_B_BATCH(b), VKF_A_STRIDE_M, VKF_A_STRIDE_K,
+// VKF_B_STRIDE_K, VKF_B_STRIDE_N, VKF_B_N_FAST, VKF_TILES_M, VKF_TILES_N, VKF_GEMM_VALUE), and
+// VKF_ROWS, VKF_COLS, VKF_K_LANES (a power of two; VKF_COLS * VKF_K_LANES is the workgroup size).
+#extension GL_EXT_control_flow_attributes : enable
+
+layout(local_size_x = VKF_WORKGROUP_SIZE) in;
+
+const uint kThreads = uint(VKF_WORKGROUP_SIZE);
+#if VKF_B_N_FAST
+const uint kLaneStride = VKF_COLS;  // invocation = lane * VKF_COLS + column
+#else
+const uint kLaneStride = 1u;        // invocation = column * VKF_K_LANES + lane
+#endif
+
+shared float vkf_partial[VKF_ROWS][kThreads];
+
+void main() {
+  const uint id = gl_LocalInvocationID.x;
+#if VKF_B_N_FAST
+  const uint lane = id / VKF_COLS;
+  const uint col = id % VKF_COLS;
+#else
+  const uint lane = id % VKF_K_LANES;
+  const uint col = id / VKF_K_LANES;
+#endif
+  const uint tiles = VKF_TILES_M * VKF_TILES_N;
+  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles; t += gl_NumWorkGroups.x) {
+    const uint batch = t / tiles;
+    const uint r = t - batch * tiles;
+    const uint m0 = (r / VKF_TILES_N) * VKF_ROWS;
+    const uint n = (r % VKF_TILES_N) * VKF_COLS + col;
+    const uint a_base = VKF_A_BATCH(batch);
+    const uint b_base = VKF_B_BATCH(batch);
+
+    float acc[VKF_ROWS];
+    [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) acc[i] = 0.0;
+    if (n < VKF_N) {
+      for (uint k = lane; k < VKF_K; k += VKF_K_LANES) {
+        const float bv = VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);
+        [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
+          if (VKF_M % VKF_ROWS == 0u || m0 + i < VKF_M)
+            acc[i] = fma(VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K), bv, acc[i]);
+        }
+      }
+    }
+    [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) vkf_partial[i][id] = acc[i];
+    barrier();
+    [[unroll]] for (uint s = VKF_K_LANES / 2u; s > 0u; s /= 2u) {
+      if (lane < s) {
+        [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) vkf_partial[i][id] += vkf_partial[i][id + s * kLaneStride];
+      }
+      barrier();
+    }
+    if (lane == 0u && n < VKF_N) {
+      const uint out_base = batch * VKF_M * VKF_N;
+      [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
+        const uint m = m0 + i;
+        if (VKF_M % VKF_ROWS == 0u || m < VKF_M) {
+          VKF_OUT0(out_base + m * VKF_N + n, VKF_GEMM_VALUE(m, n, vkf_partial[i][id]));
+        }
+      }
+    }
+    barrier();  // the partials are read before the next tile overwrites them
+  }
+}

@@ -1,0 +1,144 @@
+// GEMM root, shared-memory tiled and register blocked: Y[b] = A[b] * B[b] (MatMul; Gemm adds its
+// alpha / beta * C through VKF_GEMM_VALUE). A workgroup computes VKF_BM x VKF_BN output tiles (looping
+// when the grid is clamped to the device), walking K in VKF_BK steps: each step's slices of A and B go
+// global -> registers -> shared memory, A stored k-major (transposed on the way) so that an invocation
+// reads its rows, like its columns, as vec4s; rows of VKF_BM + 4 floats keep the stores free of bank
+// conflicts whichever way the loads run. Each invocation accumulates a VKF_TM x VKF_TN block in fp32
+// registers, its rows and columns in groups of 4 spread over the tile (conflict-free vec4 reads).
+// With VKF_STAGES 2 the next slices are loaded from memory while the current ones are multiplied, one
+// barrier per step. Elements past M, N, K load as zero and stores are guarded; every output element is
+// written once, with its final value, through VKF_OUT0.
+//
+// Defines (host/ops/kernel_support.cpp, gemm_launch): VKF_BATCH, VKF_M, VKF_N, VKF_K; VKF_A_BATCH(b),
+// VKF_B_BATCH(b) (element offsets of batch b's matrices); element (m, k) of A at VKF_A_STRIDE_M * m +
+// VKF_A_STRIDE_K * k, (k, n) of B at VKF_B_STRIDE_K * k + VKF_B_STRIDE_N * n; VKF_A_K_FAST and
+// VKF_B_N_FAST (1 when that stride is 1: consecutive invocations then load consecutive elements);
+// VKF_BM, VKF_BN, VKF_BK, VKF_TM, VKF_TN (multiples of 4), VKF_STAGES (1 or 2), VKF_TILES_M,
+// VKF_TILES_N; VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of element (m, n).
+#extension GL_EXT_control_flow_attributes : enable
+
+layout(local_size_x = VKF_WORKGROUP_SIZE) in;
+
+const uint kThreads = uint(VKF_WORKGROUP_SIZE);
+const uint kThreadsN = VKF_BN / VKF_TN;  // invocations along a tile row; kThreadsM * kThreadsN == kThreads
+const uint kThreadsM = VKF_BM / VKF_TM;
+const uint kLoadsA = VKF_BM * VKF_BK / kThreads;  // elements of A each invocation loads per step
+const uint kLoadsB = VKF_BK * VKF_BN / kThreads;
+const uint kRowA = VKF_BM / 4u + 1u;  // vec4s per k row of the A slice, one of padding
+const uint kRowB = VKF_BN / 4u + 1u;
+const uint kGroupM = 8u;  // tile rows walked together (see the tile order below)
+
+shared vec4 vkf_sa[VKF_STAGES * VKF_BK * kRowA];
+shared vec4 vkf_sb[VKF_STAGES * VKF_BK * kRowB];
+
+// Slot `i` of this invocation's share of a slice, as (slow, fast) coordinates: consecutive invocations
+// take consecutive elements along the `run` of the slice's contiguous dimension.
+uvec2 vkf_slot(uint i, uint run) {
+  const uint e = gl_LocalInvocationID.x + i * kThreads;
+  return uvec2(e / run, e % run);
+}
+#if VKF_A_K_FAST
+#define VKF_A_SLOT(i) vkf_slot(i, VKF_BK)  // (m, k) within the slice
+#else
+#define VKF_A_SLOT(i) vkf_slot(i, VKF_BM).yx
+#endif
+#if VKF_B_N_FAST
+#define VKF_B_SLOT(i) vkf_slot(i, VKF_BN)  // (k, n) within the slice
+#else
+#define VKF_B_SLOT(i) vkf_slot(i, VKF_BK).yx
+#endif
+
+void main() {
+  const uint tx = gl_LocalInvocationID.x % kThreadsN;
+  const uint ty = gl_LocalInvocationID.x / kThreadsN;
+  const uint tiles = VKF_TILES_M * VKF_TILES_N;
+  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles; t += gl_NumWorkGroups.x) {
+    // Tile order: runs of kGroupM tile rows walk N together, so workgroups in flight share their A and
+    // B slices in the cache instead of each streaming a whole row of B.
+    const uint batch = t / tiles;
+    const uint r = t - batch * tiles;
+    const uint group = r / (kGroupM * VKF_TILES_N);
+    const uint first_row = group * kGroupM;
+    const uint group_rows = min(VKF_TILES_M - first_row, kGroupM);
+    const uint in_group = r - first_row * VKF_TILES_N;
+    const uint m0 = (first_row + in_group % group_rows) * VKF_BM;
+    const uint n0 = (in_group / group_rows) * VKF_BN;
+    const uint a_base = VKF_A_BATCH(batch);
+    const uint b_base = VKF_B_BATCH(batch);
+
+    vec4 acc[VKF_TM][VKF_TN / 4u];
+    [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+      [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
+
+    float ra[kLoadsA];
+    float rb[kLoadsB];
+    // Global -> registers: the slices at k0 (zero past the matrices' edges; the tests below fold away
+    // where the size is a multiple of the tile).
+#define VKF_LOAD_SLICES(k0)                                                                          \
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
+      const uvec2 s = VKF_A_SLOT(i);                                                                 \
+      const uint m = m0 + s.x, k = (k0) + s.y;                                                       \
+      ra[i] = 0.0;                                                                                   \
+      if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_K % VKF_BK == 0u || k < VKF_K))                \
+        ra[i] = VKF_IN0(a_base + m * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K);                           \
+    }                                                                                                \
+    [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
+      const uvec2 s = VKF_B_SLOT(i);                                                                 \
+      const uint k = (k0) + s.x, n = n0 + s.y;                                                       \
+      rb[i] = 0.0;                                                                                   \
+      if ((VKF_K % VKF_BK == 0u || k < VKF_K) && (VKF_N % VKF_BN == 0u || n < VKF_N))                \
+        rb[i] = VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);                           \
+    }
+    // Registers -> shared memory buffer `stage`, A transposed to k-major.
+#define VKF_STORE_SLICES(stage)                                                                      \
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
+      const uvec2 s = VKF_A_SLOT(i);                                                                 \
+      vkf_sa[((stage) * VKF_BK + s.y) * kRowA + s.x / 4u][s.x % 4u] = ra[i];                         \
+    }                                                                                                \
+    [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
+      const uvec2 s = VKF_B_SLOT(i);                                                                 \
+      vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u][s.y % 4u] = rb[i];                         \
+    }
+
+    VKF_LOAD_SLICES(0u)
+    VKF_STORE_SLICES(0u)
+    barrier();
+    uint stage = 0u;
+    for (uint k0 = 0u; k0 < VKF_K; k0 += VKF_BK) {
+      const bool more = k0 + VKF_BK < VKF_K;
+      if (more) {
+        VKF_LOAD_SLICES(k0 + VKF_BK)  // in flight while this step multiplies
+      }
+      [[unroll]] for (uint kk = 0u; kk < VKF_BK; ++kk) {
+        vec4 a[VKF_TM / 4u];
+        vec4 b[VKF_TN / 4u];
+        [[unroll]] for (uint c = 0u; c < VKF_TM / 4u; ++c) a[c] = vkf_sa[(stage * VKF_BK + kk) * kRowA + c * kThreadsM + ty];
+        [[unroll]] for (uint c = 0u; c < VKF_TN / 4u; ++c) b[c] = vkf_sb[(stage * VKF_BK + kk) * kRowB + c * kThreadsN + tx];
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+          [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = fma(vec4(a[i / 4u][i % 4u]), b[j], acc[i][j]);
+      }
+#if VKF_STAGES == 1
+      barrier();  // everyone is done reading the one buffer before it is refilled
+#else
+      stage ^= 1u;  // the other buffer: last read before the previous step's barrier
+#endif
+      if (more) {
+        VKF_STORE_SLICES(stage)
+      }
+      barrier();
+    }
+#undef VKF_LOAD_SLICES
+#undef VKF_STORE_SLICES
+
+    const uint out_base = batch * VKF_M * VKF_N;
+    [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
+      const uint m = m0 + (i / 4u) * (kThreadsM * 4u) + ty * 4u + i % 4u;
+      [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
+        const uint n = n0 + (j / 4u) * (kThreadsN * 4u) + tx * 4u + j % 4u;
+        if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
+          VKF_OUT0(out_base + m * VKF_N + n, VKF_GEMM_VALUE(m, n, acc[i][j / 4u][j % 4u]));
+        }
+      }
+    }
+  }
+}
