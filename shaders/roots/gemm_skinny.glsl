@@ -23,6 +23,14 @@ const uint kLaneStride = 1u;        // invocation = column * VKF_K_LANES + lane
 
 shared float vkf_partial[VKF_ROWS][kThreads];
 
+// acc[i] += A[m0 + i, k] * bv for the rows that exist.
+void vkf_accumulate(inout float acc[VKF_ROWS], uint a_base, uint m0, uint k, float bv) {
+  [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
+    if (VKF_M % VKF_ROWS == 0u || m0 + i < VKF_M)
+      acc[i] = fma(VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K), bv, acc[i]);
+  }
+}
+
 void main() {
   const uint id = gl_LocalInvocationID.x;
 #if VKF_B_N_FAST
@@ -44,13 +52,16 @@ void main() {
     float acc[VKF_ROWS];
     [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) acc[i] = 0.0;
     if (n < VKF_N) {
-      for (uint k = lane; k < VKF_K; k += VKF_K_LANES) {
-        const float bv = VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);
-        [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
-          if (VKF_M % VKF_ROWS == 0u || m0 + i < VKF_M)
-            acc[i] = fma(VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K), bv, acc[i]);
-        }
+      // Four loads of B in flight per invocation before their multiplies: a product this thin is bound
+      // by memory, and one outstanding load per invocation would leave much of its bandwidth unused.
+      uint k = lane;
+      for (; k + 3u * VKF_K_LANES < VKF_K; k += 4u * VKF_K_LANES) {
+        float bv[4];
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) bv[u] = VKF_IN1(b_base + (k + u * VKF_K_LANES) * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) vkf_accumulate(acc, a_base, m0, k + u * VKF_K_LANES, bv[u]);
       }
+      for (; k < VKF_K; k += VKF_K_LANES)
+        vkf_accumulate(acc, a_base, m0, k, VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N));
     }
     [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) vkf_partial[i][id] = acc[i];
     barrier();
