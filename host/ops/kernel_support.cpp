@@ -70,7 +70,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.workgroup_size = std::bit_floor(std::min<std::uint32_t>(256, device.max_workgroup_invocations));
     const std::uint32_t run = std::min<std::uint32_t>(32, tiling.workgroup_size);
     const bool n_fast = p.b_stride_k != 1;
-    tiling.bm = static_cast<std::uint32_t>(p.m);
+    tiling.bm = static_cast<std::uint32_t>(std::max<std::int64_t>(p.m, 1));  // VKF_ROWS sizes an array
     tiling.bn = n_fast ? run : tiling.workgroup_size / run;
     tiling.k_lanes = tiling.workgroup_size / tiling.bn;
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
