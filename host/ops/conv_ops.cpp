@@ -1,6 +1,10 @@
 // Conv and ConvTranspose (ONNX, 2-D, NCHW): groups (depthwise included), strides, dilations, pads
-// [top, left, bottom, right], ConvTranspose's output_padding, optional bias. Straightforward kernels,
-// one invocation per output element with fp32 accumulation; tiling comes with the anchors.
+// [top, left, bottom, right], ConvTranspose's output_padding, optional bias; fp32 accumulation. Conv
+// runs as an implicit GEMM (roots/conv2d.glsl; tiles chosen from the problem size and the device's
+// shared memory) or, with one input channel per group (depthwise), as an unrolled window loop per output
+// (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
+#include <algorithm>
+
 #include "host/graph.h"
 #include "host/op_registry.h"
 #include "host/ops/kernel_support.h"
@@ -117,32 +121,114 @@ Result<TensorInfo> infer_conv_transpose(std::span<const TensorInfo> in, const Op
   return TensorInfo{{s.n, s.m, s.oh, s.ow}, in[0].dtype};
 }
 
-KernelLaunch conv_launch(const ConvShape& s, const char* root, const DevicePlan& device) {
+// The shape and window defines both ops' roots read.
+std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s) {
+  return {{"VKF_N", glsl_uint(s.n)},   {"VKF_C", glsl_uint(s.c)},   {"VKF_H", glsl_int(s.h)},
+          {"VKF_W", glsl_int(s.w)},    {"VKF_M", glsl_uint(s.m)},   {"VKF_OH", glsl_uint(s.oh)},
+          {"VKF_OW", glsl_uint(s.ow)}, {"VKF_CG", glsl_uint(s.cg)}, {"VKF_MG", glsl_uint(s.mg)},
+          {"VKF_KH", glsl_int(s.axes[0].kernel)},    {"VKF_KW", glsl_int(s.axes[1].kernel)},
+          {"VKF_SH", glsl_int(s.axes[0].stride)},    {"VKF_SW", glsl_int(s.axes[1].stride)},
+          {"VKF_DH", glsl_int(s.axes[0].dilation)},  {"VKF_DW", glsl_int(s.axes[1].dilation)},
+          {"VKF_PT", glsl_int(s.axes[0].pad_begin)}, {"VKF_PL", glsl_int(s.axes[1].pad_begin)},
+          {"VKF_HAS_BIAS", s.has_bias ? "1" : "0"}};
+}
+
+// Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
+// workgroup, a tm x tn micro-tile per invocation, all with 256 invocations. Largest first: ties go to
+// the tile that reuses each shared-memory word most.
+struct ConvTile {
+  std::int64_t bm, bn, tm, tn;
+  std::int64_t invocations() const { return (bm / tm) * (bn / tn); }
+};
+constexpr ConvTile kConvTiles[] = {{128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
+                                   {64, 32, 4, 2},   {32, 64, 2, 4},  {32, 32, 2, 2}};
+// Workgroups that keep a large GPU busy (H100: 132 SMs, two 256-invocation workgroups each); fewer
+// leave SMs idle, so smaller problems take smaller tiles.
+constexpr double kFillWorkgroups = 256.0;
+// FMAs per shared-memory load at which an SM's shared-memory bandwidth stops limiting (an 8x8 tile).
+constexpr double kFullReuse = 4.0;
+
+std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The tile with the most useful work per SM: the fraction of the padded block that is real output,
+// times the fraction of the GPU its workgroups fill, times the shared-memory reuse of its micro-tile.
+ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups) {
+  ConvTile best = kConvTiles[0];
+  double best_score = -1.0;
+  for (const ConvTile& t : kConvTiles) {
+    const std::int64_t tiles_m = div_up(rows, t.bm), tiles_n = div_up(cols, t.bn);
+    const double used = static_cast<double>(rows * cols) / static_cast<double>(tiles_m * t.bm * tiles_n * t.bn);
+    const double fill = std::min(1.0, static_cast<double>(tiles_m * tiles_n * groups) / kFillWorkgroups);
+    const double reuse = std::min(1.0, static_cast<double>(t.tm * t.tn) / static_cast<double>(t.tm + t.tn) / kFullReuse);
+    const double score = used * fill * reuse;
+    if (score > best_score * 1.0001) best = t, best_score = score;
+  }
+  return best;
+}
+
+// BK: enough of K per step to amortize the two barriers (32 when K allows), halved while the A and B
+// tiles would take more than half the device's shared memory (two workgroups per SM), at least 8.
+std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, const DevicePlan& device) {
+  std::int64_t bk = 8;
+  while (bk < 32 && bk < k) bk *= 2;
+  auto bytes = [&](std::int64_t b) { return b * (t.bm + 1 + t.bn) * 4; };
+  while (bk > 8 && bytes(bk) > device.shared_memory_bytes / 2) bk /= 2;
+  return bk;
+}
+
+// Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
+// per invocation.
+KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
   KernelLaunch launch;
-  launch.root = root;
+  launch.root = "roots/conv2d_depthwise.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
-  launch.defines = {{"VKF_N", glsl_uint(s.n)},   {"VKF_C", glsl_uint(s.c)},   {"VKF_H", glsl_int(s.h)},
-                    {"VKF_W", glsl_int(s.w)},    {"VKF_M", glsl_uint(s.m)},   {"VKF_OH", glsl_uint(s.oh)},
-                    {"VKF_OW", glsl_uint(s.ow)}, {"VKF_CG", glsl_uint(s.cg)}, {"VKF_MG", glsl_uint(s.mg)},
-                    {"VKF_KH", glsl_int(s.axes[0].kernel)},    {"VKF_KW", glsl_int(s.axes[1].kernel)},
-                    {"VKF_SH", glsl_int(s.axes[0].stride)},    {"VKF_SW", glsl_int(s.axes[1].stride)},
-                    {"VKF_DH", glsl_int(s.axes[0].dilation)},  {"VKF_DW", glsl_int(s.axes[1].dilation)},
-                    {"VKF_PT", glsl_int(s.axes[0].pad_begin)}, {"VKF_PL", glsl_int(s.axes[1].pad_begin)},
-                    {"VKF_HAS_BIAS", s.has_bias ? "1" : "0"}};
-  launch.workgroups = {grid_for(s.n * s.m * s.oh * s.ow, launch.workgroup_size, device), 1, 1};
+  const std::int64_t vw = std::min<std::int64_t>(4, s.ow);
+  launch.defines = conv_defines(s);
+  launch.defines.emplace_back("VKF_VW", glsl_uint(vw));
+  launch.workgroups = {grid_for(s.n * s.m * s.oh * div_up(s.ow, vw), launch.workgroup_size, device), 1, 1};
+  return launch;
+}
+
+// Every other Conv: the implicit GEMM of roots/conv2d.glsl, rows MG, columns N*OH*OW, K = CG*KH*KW.
+KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) {
+  const std::int64_t rows = s.mg, cols = s.n * s.oh * s.ow, k = s.cg * s.axes[0].kernel * s.axes[1].kernel;
+  ConvTile tile = choose_conv_tile(rows, cols, s.group);
+  // Devices below 256 invocations per workgroup (Vulkan's minimum is 128): twice the rows per invocation.
+  if (tile.invocations() > device.max_workgroup_invocations) tile.tm *= 2;
+  const std::int64_t bk = choose_conv_bk(tile, k, device);
+  // 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
+  auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
+  const bool pointwise = plain(s.axes[0]) && plain(s.axes[1]);
+  const std::int64_t tiles_n = div_up(cols, tile.bn);
+  KernelLaunch launch;
+  launch.root = "roots/conv2d.glsl";
+  launch.workgroup_size = static_cast<std::uint32_t>(tile.invocations());
+  launch.defines = conv_defines(s);
+  launch.defines.insert(launch.defines.end(),
+                        {{"VKF_GEMM_N", glsl_uint(cols)}, {"VKF_GEMM_K", glsl_uint(k)},
+                         {"VKF_TILES_N", glsl_uint(tiles_n)}, {"VKF_BM", glsl_uint(tile.bm)},
+                         {"VKF_BN", glsl_uint(tile.bn)}, {"VKF_BK", glsl_uint(bk)}, {"VKF_TM", glsl_uint(tile.tm)},
+                         {"VKF_TN", glsl_uint(tile.tn)}, {"VKF_POINTWISE", pointwise ? "1" : "0"}});
+  launch.workgroups = {static_cast<std::uint32_t>(std::min<std::int64_t>(tiles_n, device.max_groups_x)),
+                       static_cast<std::uint32_t>(div_up(rows, tile.bm)), static_cast<std::uint32_t>(s.group)};
   return launch;
 }
 
 Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
-  return conv_launch(s, "roots/conv2d.glsl", device);
+  return s.cg == 1 ? depthwise_launch(s, device) : implicit_gemm_launch(s, device);
 }
 
 Result<KernelLaunch> launch_conv_transpose(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                            const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_transpose_shape(in, attrs));
-  return conv_launch(s, "roots/conv_transpose2d.glsl", device);
+  KernelLaunch launch;
+  launch.root = "roots/conv_transpose2d.glsl";
+  launch.workgroup_size = device.elementwise_workgroup;
+  launch.defines = conv_defines(s);
+  launch.workgroups = {grid_for(s.n * s.m * s.oh * s.ow, launch.workgroup_size, device), 1, 1};
+  return launch;
 }
 
 std::vector<TensorInfo> ref_infos(std::span<const RefTensor> in) {

@@ -1,40 +1,114 @@
-// Conv root (straightforward, 2-D, NCHW): one invocation per output element Y[n, m, oh, ow], an fp32
-// sum over the group's input channels and the kernel window; taps in the padding are skipped.
+// Conv root, implicit GEMM (2-D, NCHW; every Conv whose groups have more than one input channel). Per
+// group g the convolution is the matrix product
+//   Y[n, g*MG + m, oh, ow] = sum_k W[g*MG + m, k] * X'[k, (n, oh, ow)],   k = (ci, kh, kw),
+// with A = W (rows contiguous in k) and B = X' the im2col matrix, which is never stored: each B tile is
+// gathered from X with the pad / stride / dilation index math, zero outside the input.
+// Workgroup (x, y, z) = (column tile, row tile, group); x strides over the column tiles when there are
+// more than the device's workgroup count. Each step stages a BK slice of the BM x BN block's A and B in
+// shared memory; each invocation keeps a TM x TN micro-tile of fp32 accumulators in registers. The
+// micro-tile's rows and columns are strided (ty + i * BM/TM, tx + j * BN/TN): neighbouring invocations
+// read neighbouring shared words (no bank conflicts) and store neighbouring outputs (coalesced).
+// Every output is stored once, by VKF_OUT0, with its bias added.
 // Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_CG u
 // (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW,
-// VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2).
-// The tiled version replaces this in the anchors issue.
+// VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2);
+// VKF_GEMM_N u (N*OH*OW), VKF_GEMM_K u (CG*KH*KW), VKF_TILES_N u (column tiles), VKF_BM, VKF_BN, VKF_BK,
+// VKF_TM, VKF_TN (tile shape, uint; (BM/TM) * (BN/TN) == VKF_WORKGROUP_SIZE, which divides BM*BK and
+// BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1: 1x1 window, stride 1, no pads, so B is X's
+// [CG, H*W] planes and column p of an image reads X at p).
+#extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
+#define VKF_THREADS uint(VKF_WORKGROUP_SIZE)
+#define VKF_THREADS_M (VKF_BM / VKF_TM)
+#define VKF_THREADS_N (VKF_BN / VKF_TN)
+#define VKF_OHW (VKF_OH * VKF_OW)
+#define VKF_HW uint(VKF_H * VKF_W)
+#define VKF_KHW uint(VKF_KH * VKF_KW)
+
+// A is stored k-major (each k's BM rows side by side) with one word of padding per k: the loads write
+// a column of k's at a time, which would otherwise all hit one bank.
+shared float vkf_a[VKF_BK][VKF_BM + 1u];
+shared float vkf_b[VKF_BK][VKF_BN];
+
 void main() {
-  const uint total = VKF_N * VKF_M * VKF_OH * VKF_OW;
-  const uint stride = gl_NumWorkGroups.x * uint(VKF_WORKGROUP_SIZE);
-  for (uint o = gl_GlobalInvocationID.x; o < total; o += stride) {
-    const uint ow = o % VKF_OW;
-    const uint oh = (o / VKF_OW) % VKF_OH;
-    const uint m = (o / (VKF_OW * VKF_OH)) % VKF_M;
-    const uint n = o / (VKF_OW * VKF_OH * VKF_M);
-    const uint c0 = (m / VKF_MG) * VKF_CG;
-    const int ih0 = int(oh) * VKF_SH - VKF_PT;
-    const int iw0 = int(ow) * VKF_SW - VKF_PL;
-    float acc = 0.0;
-    for (uint ci = 0u; ci < VKF_CG; ++ci) {
-      const uint x_plane = (n * VKF_C + c0 + ci) * uint(VKF_H * VKF_W);
-      const uint w_plane = (m * VKF_CG + ci) * uint(VKF_KH * VKF_KW);
-      for (int kh = 0; kh < VKF_KH; ++kh) {
-        const int ih = ih0 + kh * VKF_DH;
-        if (ih < 0 || ih >= VKF_H) continue;
-        for (int kw = 0; kw < VKF_KW; ++kw) {
-          const int iw = iw0 + kw * VKF_DW;
-          if (iw < 0 || iw >= VKF_W) continue;
-          acc = fma(VKF_IN0(x_plane + uint(ih * VKF_W + iw)), VKF_IN1(w_plane + uint(kh * VKF_KW + kw)), acc);
+  const uint tid = gl_LocalInvocationID.x;
+  const uint tx = tid % VKF_THREADS_N, ty = tid / VKF_THREADS_N;
+  const uint g = gl_WorkGroupID.z;
+  const uint m0 = gl_WorkGroupID.y * VKF_BM;
+  // What this invocation loads each step (fixed over k0): A column a_k of rows a_m + i * (THREADS / BK),
+  // B column b_n of rows b_k + i * (THREADS / BN). Neighbours load neighbouring words of W and of X.
+  const uint a_k = tid % VKF_BK, a_m = tid / VKF_BK;
+  const uint b_n = tid % VKF_BN, b_k = tid / VKF_BN;
+  const uint w_group = g * VKF_MG * VKF_GEMM_K;
+  for (uint tile = gl_WorkGroupID.x; tile < VKF_TILES_N; tile += gl_NumWorkGroups.x) {
+    const uint n0 = tile * VKF_BN;
+    // The column this invocation gathers: its image, and where its window starts in X.
+    const uint col = n0 + b_n;
+    const bool col_inside = col < VKF_GEMM_N;
+    const uint image = col / VKF_OHW, p = col % VKF_OHW;
+#if VKF_POINTWISE
+    const uint x_col = (image * VKF_C + g * VKF_CG) * VKF_HW + p;
+#else
+    const uint x_col = (image * VKF_C + g * VKF_CG) * VKF_HW;
+    const int ih0 = int(p / VKF_OW) * VKF_SH - VKF_PT;
+    const int iw0 = int(p % VKF_OW) * VKF_SW - VKF_PL;
+#endif
+
+    float acc[VKF_TM][VKF_TN];
+    [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+      [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) acc[i][j] = 0.0;
+
+    for (uint k0 = 0u; k0 < VKF_GEMM_K; k0 += VKF_BK) {
+      const uint ka = k0 + a_k;
+      [[unroll]] for (uint i = 0u; i < VKF_BM * VKF_BK / VKF_THREADS; ++i) {
+        const uint m = a_m + i * (VKF_THREADS / VKF_BK);
+        float v = 0.0;
+        if (m0 + m < VKF_MG && ka < VKF_GEMM_K) v = VKF_IN1(w_group + (m0 + m) * VKF_GEMM_K + ka);
+        vkf_a[a_k][m] = v;
+      }
+      [[unroll]] for (uint i = 0u; i < VKF_BN * VKF_BK / VKF_THREADS; ++i) {
+        const uint kl = b_k + i * (VKF_THREADS / VKF_BN);
+        const uint k = k0 + kl;
+        float v = 0.0;
+        if (col_inside && k < VKF_GEMM_K) {
+#if VKF_POINTWISE
+          v = VKF_IN0(x_col + k * VKF_HW);
+#else
+          const uint ci = k / VKF_KHW, tap = k % VKF_KHW;
+          const int ih = ih0 + int(tap / uint(VKF_KW)) * VKF_DH;
+          const int iw = iw0 + int(tap % uint(VKF_KW)) * VKF_DW;
+          if (uint(ih) < uint(VKF_H) && uint(iw) < uint(VKF_W)) v = VKF_IN0(x_col + ci * VKF_HW + uint(ih * VKF_W + iw));
+#endif
         }
+        vkf_b[kl][b_n] = v;
+      }
+      barrier();
+      [[unroll]] for (uint k = 0u; k < VKF_BK; ++k) {
+        float a[VKF_TM], b[VKF_TN];
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) a[i] = vkf_a[k][ty + i * VKF_THREADS_M];
+        [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) b[j] = vkf_b[k][tx + j * VKF_THREADS_N];
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+          [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+      }
+      barrier();  // the next step overwrites the tiles
+    }
+
+    [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
+      const uint n = n0 + tx + j * VKF_THREADS_N;
+      if (n >= VKF_GEMM_N) continue;
+      const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
+        const uint m = m0 + ty + i * VKF_THREADS_M;
+        if (m >= VKF_MG) continue;
+        const uint channel = g * VKF_MG + m;
+        float y = acc[i][j];
+#if VKF_HAS_BIAS
+        y += VKF_IN2(channel);
+#endif
+        VKF_OUT0(out_col + channel * VKF_OHW, y);
       }
     }
-#if VKF_HAS_BIAS
-    acc += VKF_IN2(m);
-#endif
-    VKF_OUT0(o, acc);
   }
 }

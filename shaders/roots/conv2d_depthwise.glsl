@@ -1,0 +1,62 @@
+// Conv root, depthwise (2-D, NCHW; one input channel per group, so group == C and each input channel
+// feeds MG output channels): no reduction over channels, so no GEMM. One invocation computes VKF_VW
+// neighbouring outputs of a row, Y[n, m, oh, ow0 .. ow0 + VW), in fp32:
+//   Y[n, m, oh, ow] = sum_{kh, kw} X[n, m / MG, oh*SH - PT + kh*DH, ow*SW - PL + kw*DW] * W[m, 0, kh, kw].
+// The KH x KW window is unrolled from the defines; the invocation keeps its KH*KW weights in registers
+// and reads each input row segment once for its VW outputs (taps in the padding read as zero).
+// Neighbouring invocations take neighbouring segments of a row, so their loads and stores are coalesced.
+// Every output is stored once, by VKF_OUT0, with its bias added.
+// Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_MG u
+// (output channels per input channel), VKF_KH, VKF_KW, VKF_SH, VKF_SW, VKF_DH, VKF_DW, VKF_PT, VKF_PL
+// (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2), VKF_VW u (outputs per invocation).
+#extension GL_EXT_control_flow_attributes : enable
+
+layout(local_size_x = VKF_WORKGROUP_SIZE) in;
+
+#define VKF_SEGMENTS ((VKF_OW + VKF_VW - 1u) / VKF_VW)
+// Input columns one row of the window covers for VW outputs.
+#define VKF_ROW_SPAN ((int(VKF_VW) - 1) * VKF_SW + (VKF_KW - 1) * VKF_DW + 1)
+
+void main() {
+  const uint total = VKF_N * VKF_M * VKF_OH * VKF_SEGMENTS;
+  const uint stride = gl_NumWorkGroups.x * uint(VKF_WORKGROUP_SIZE);
+  for (uint o = gl_GlobalInvocationID.x; o < total; o += stride) {
+    const uint ow0 = (o % VKF_SEGMENTS) * VKF_VW;
+    const uint oh = (o / VKF_SEGMENTS) % VKF_OH;
+    const uint nm = o / (VKF_SEGMENTS * VKF_OH);  // n * M + m
+    const uint m = nm % VKF_M;
+    const uint x_plane = ((nm / VKF_M) * VKF_C + m / VKF_MG) * uint(VKF_H * VKF_W);
+    const int ih0 = int(oh) * VKF_SH - VKF_PT;
+    const int iw0 = int(ow0) * VKF_SW - VKF_PL;
+
+    float weight[VKF_KH * VKF_KW];
+    [[unroll]] for (int t = 0; t < VKF_KH * VKF_KW; ++t) weight[t] = VKF_IN1(m * uint(VKF_KH * VKF_KW) + uint(t));
+    float acc[VKF_VW];
+    [[unroll]] for (uint v = 0u; v < VKF_VW; ++v) acc[v] = 0.0;
+
+    [[unroll]] for (int kh = 0; kh < VKF_KH; ++kh) {
+      const int ih = ih0 + kh * VKF_DH;
+      if (uint(ih) >= uint(VKF_H)) continue;
+      const uint x_row = x_plane + uint(ih * VKF_W);
+      float row[VKF_ROW_SPAN];
+      [[unroll]] for (int t = 0; t < VKF_ROW_SPAN; ++t) {
+        row[t] = 0.0;
+        if (uint(iw0 + t) < uint(VKF_W)) row[t] = VKF_IN0(x_row + uint(iw0 + t));
+      }
+      [[unroll]] for (int kw = 0; kw < VKF_KW; ++kw)
+        [[unroll]] for (uint v = 0u; v < VKF_VW; ++v)
+          acc[v] = fma(row[int(v) * VKF_SW + kw * VKF_DW], weight[kh * VKF_KW + kw], acc[v]);
+    }
+
+#if VKF_HAS_BIAS
+    const float bias = VKF_IN2(m);
+#else
+    const float bias = 0.0;
+#endif
+    const uint y_row = (nm * VKF_OH + oh) * VKF_OW;
+    [[unroll]] for (uint v = 0u; v < VKF_VW; ++v)
+      if (ow0 + v < VKF_OW) {
+        VKF_OUT0(y_row + ow0 + v, acc[v] + bias);
+      }
+  }
+}
