@@ -179,9 +179,14 @@ Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<Kerne
     stage.access.push_back(classify(input, shape_numel(shape)));
     int b = -1;
     if (!input.is_literal) {
-      if (input.buffer < 0) b = next_binding++;
-      else if (auto it = shared.find(input.buffer); it != shared.end()) b = it->second;
-      else b = shared[input.buffer] = next_binding++;
+      auto it = input.buffer < 0 ? shared.end() : shared.find(input.buffer);
+      if (it != shared.end()) {
+        b = it->second;
+      } else {
+        b = next_binding;
+        next_binding += static_cast<int>(input.bindings());
+        if (input.buffer >= 0) shared[input.buffer] = b;
+      }
     }
     stage.binding.push_back(b);
   }
@@ -217,6 +222,8 @@ Status check_spec(const KernelSpec& spec) {
     for (const KernelOutput& output : spec.outputs)
       if (output.pre_stage) return fail("kernel roots store through their post stage");
   }
+  for (const KernelInput& input : spec.inputs)
+    if (!spec.is_kernel() && input.chunk_elements != 0) return fail("only kernel roots read chunked inputs");
   for (const KernelInput& input : spec.inputs)
     if (!spec.is_kernel() && !input.is_literal && !broadcasts_to(input.shape, spec.domain))
       return fail("input of shape " + shape_to_string(input.shape) + " does not broadcast to the domain " +
@@ -330,6 +337,12 @@ std::int64_t reduce_inner(const KernelSpec& spec) {
 
 }  // namespace
 
+std::uint32_t KernelInput::bindings() const {
+  if (is_literal) return 0;
+  if (chunk_elements <= 0) return 1;
+  return static_cast<std::uint32_t>((shape_numel(shape) + chunk_elements - 1) / chunk_elements);
+}
+
 std::uint64_t elementwise_num_vectors(std::int64_t numel) {
   return (static_cast<std::uint64_t>(numel) + kElementwiseVec - 1) / kElementwiseVec;
 }
@@ -358,11 +371,25 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const Sta
   for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
   std::set<std::pair<int, bool>> declared;
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
-    const int b = pre.binding[k];
-    if (declared.insert({b, false}).second)
-      out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
-          << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } " << pre.buffer(k) << ";\n";
-    out << "#define VKF_IN" << k << "(i) " << glsl_load(spec.inputs[k].dtype, pre.buffer(k) + ".d[i]") << "\n";
+    const KernelInput& input = spec.inputs[k];
+    const int first = pre.binding[k];
+    const int chunks = static_cast<int>(input.bindings());
+    for (int b = first; b < first + chunks; ++b)
+      if (declared.insert({b, false}).second)
+        out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
+            << glsl_storage_type(input.dtype) << " d[]; } vkf_b" << b << ";\n";
+    if (chunks == 1) {
+      out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
+      continue;
+    }
+    // A chunked tensor: element i lives in chunk i / chunk_elements.
+    const std::string size = std::to_string(input.chunk_elements) + "u";
+    out << glsl_register_type(input.dtype) << " vkf_in" << k << "_load(uint i) {\n  const uint c = i / " << size << ", j = i - c * " << size << ";\n";
+    for (int c = 0; c < chunks - 1; ++c)
+      out << "  if (c == " << c << "u) return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + c) + ".d[j]")
+          << ";\n";
+    out << "  return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + chunks - 1) + ".d[j]") << ";\n}\n";
+    out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
   }
   post.declare(out, declared);
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {

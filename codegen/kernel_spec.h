@@ -22,6 +22,11 @@ struct KernelInput {
   int buffer = -1;          // inputs with the same id >= 0 share one binding (views of one tensor)
   bool is_literal = false;  // a scalar constant baked into the shader; no binding
   double literal = 0.0;
+  // Kernel roots only: a tensor larger than one storage-buffer binding is bound as consecutive chunks
+  // of this many elements, one binding each (0: one binding). VKF_IN<k>(i) picks the chunk.
+  std::int64_t chunk_elements = 0;
+
+  std::uint32_t bindings() const;  // storage buffers this input binds (0 for a literal)
 };
 
 // An operand: a group input, the result of an earlier op, or (after a reduction) a reduced value.

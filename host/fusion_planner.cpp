@@ -143,7 +143,7 @@ class Planner {
     FusionGroup probe;
     probe.nodes.assign(nodes.begin(), nodes.end());
     fill_io(probe);
-    return count_group_bindings(graph_, probe);
+    return count_group_bindings(graph_, probe, device_);
   }
 
   void place(NodeId n, FusionMode mode) {
@@ -422,7 +422,7 @@ class Planner {
     if (plan.groups.size() != live.size())
       return make_error(ErrorCode::kInternal, "fusion planner: the group graph has a cycle");
     for (const FusionGroup& group : plan.groups) {
-      const std::size_t bindings = count_group_bindings(graph_, group);
+      const std::size_t bindings = count_group_bindings(graph_, group, device_);
       if (bindings > device_.max_bindings)
         return make_error(ErrorCode::kUnsupported,
                           "group '" + group.label + "' needs " + std::to_string(bindings) +
@@ -441,7 +441,7 @@ class Planner {
 
 }  // namespace
 
-std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group) {
+std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   // Views of one stored tensor share its binding; scalar constants are baked in, except where a
   // kernel op reads them.
   std::set<ValueId> bases, kernel_reads;
@@ -455,7 +455,13 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group)
       v = graph.node(graph.value(v).producer).inputs[0];
     bases.insert(v);
   }
-  return group.outputs.size() + bases.size();
+  std::size_t extra_chunks = 0;
+  const std::uint64_t chunk = device.max_binding_bytes / device.binding_alignment * device.binding_alignment;
+  for (ValueId v : kernel_reads) {
+    const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(graph.value(v).shape)) * dtype_size(graph.value(v).dtype);
+    if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;
+  }
+  return group.outputs.size() + bases.size() + extra_chunks;
 }
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode) {

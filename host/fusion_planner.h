@@ -57,7 +57,8 @@ enum class FusionMode { kFused, kUnfused };
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode);
 
-// Bindings a group needs: every non-scalar-constant input and every output.
-std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group);
+// Bindings a group needs: every non-scalar-constant input and every output; a kernel op's input larger
+// than one binding (device.max_binding_bytes) counts once per chunk.
+std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device = {});
 
 }  // namespace vkfuse

@@ -103,6 +103,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
 
   std::vector<ValueId> pre_input_values, post_input_values;
+  std::map<ValueId, std::uint64_t> chunk_bytes;  // stored tensors a kernel op reads in chunks
   // A kernel op (the group's anchor): its launcher picks the template, constants and geometry; its
   // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
   auto add_anchor = [&](const Node& node) -> Status {
@@ -118,6 +119,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       input.dtype = value.dtype;
       input.shape = value.shape;
       input.buffer = view.base;
+      // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
+      const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+      if (bytes > device.max_binding_bytes) {
+        const std::uint64_t chunk = device.max_binding_bytes / device.binding_alignment * device.binding_alignment;
+        input.chunk_elements = static_cast<std::int64_t>(chunk / dtype_size(value.dtype));
+        chunk_bytes[view.base] = chunk;
+      }
       spec.inputs.push_back(std::move(input));
       pre_input_values.push_back(v);
     }
@@ -178,12 +186,26 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   std::set<ValueId> bound;
   // Scalar constants are baked into elementwise stages; a kernel op binds every input.
   const bool anchored = group.root == GroupRoot::kKernel;
-  auto bind_inputs = [&](const std::vector<ValueId>& values, bool bind_scalars) -> Status {
+  auto bind_inputs = [&](const std::vector<ValueId>& values, bool anchor_inputs) -> Status {
     for (ValueId v : values) {
       const Value& value = graph.value(v);
-      if (!bind_scalars && value.constant && value.constant->numel() == 1) continue;
+      if (!anchor_inputs && value.constant && value.constant->numel() == 1) continue;
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-      if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
+      auto chunked = chunk_bytes.find(view.base);
+      if (chunked != chunk_bytes.end() && !anchor_inputs)  // a post-stage read: one binding cannot hold it
+        return make_error(ErrorCode::kUnsupported, "group '" + group.label + "': tensor '" + value.name +
+                                                       "' is larger than one storage buffer binding (" +
+                                                       std::to_string(device.max_binding_bytes) + " bytes)");
+      if (!bound.insert(view.base).second) continue;
+      if (chunked == chunk_bytes.end()) {
+        kernel.bound_values.push_back(view.base);
+        continue;
+      }
+      const std::uint64_t total = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+      for (std::uint64_t offset = 0; offset < total; offset += chunked->second) {
+        kernel.chunks[kernel.bound_values.size()] = {offset, std::min(chunked->second, total - offset)};
+        kernel.bound_values.push_back(view.base);
+      }
     }
     return {};
   };

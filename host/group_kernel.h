@@ -1,6 +1,8 @@
 // FusionGroup -> KernelSpec: what the code generator needs, and the values to bind in binding order.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "backend/device_plan.h"
@@ -12,6 +14,12 @@ namespace vkfuse {
 struct GroupKernel {
   KernelSpec spec;
   std::vector<ValueId> bound_values;  // binding order; views are bound as their stored base value
+  // Bindings that see one chunk of their value (a kernel input larger than one binding): binding
+  // index -> byte range. A chunked value appears once per chunk in bound_values.
+  struct Chunk {
+    std::uint64_t offset = 0, bytes = 0;
+  };
+  std::map<std::size_t, Chunk> chunks;
 };
 
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device);

@@ -82,32 +82,28 @@ struct Session::Impl {
 
   Status allocate_buffers() {
     const GraphIR& g = ir();
-    auto own = [&](ValueId v, const char* role) -> Status {
+    auto own = [&](ValueId v) -> Status {
       const Value& value = g.value(v);
       if (own_buffers.count(v)) return {};
-      const std::uint64_t bytes = value_bytes(value);
-      if (bytes > context->plan.max_binding_bytes)
-        return make_error(ErrorCode::kUnsupported,
-                          std::string(role) + " '" + value.name + "' " + shape_to_string(value.shape) + " needs " +
-                              std::to_string(bytes) + " bytes; one storage buffer binding on this device holds at most " +
-                              std::to_string(context->plan.max_binding_bytes));
-      VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(ctx(), bytes, MemoryUsage::kDeviceLocal, value.name));
+      // A buffer may exceed one binding's range: kernel ops bind it in chunks (record() checks the rest).
+      VKFUSE_ASSIGN_OR_RETURN(Buffer buffer,
+                              Buffer::create(ctx(), value_bytes(value), MemoryUsage::kDeviceLocal, value.name));
       own_buffers.emplace(v, std::move(buffer));
       return {};
     };
     for (ValueId v : g.inputs) {
-      VKFUSE_TRY(own(v, "input"));
+      VKFUSE_TRY(own(v));
       VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kUpload));
       uploads.emplace(v, std::move(staging));
     }
     for (ValueId v : g.outputs) {
-      VKFUSE_TRY(own(v, "output"));
+      VKFUSE_TRY(own(v));
       VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kDownload));
       downloads.emplace(v, std::move(staging));
     }
     for (const GroupKernel& kernel : kernels)
       for (ValueId v : kernel.bound_values)
-        if (g.value(v).constant) VKFUSE_TRY(own(v, "constant"));
+        if (g.value(v).constant) VKFUSE_TRY(own(v));
 
     // Intermediates: one arena, offsets from liveness.
     std::vector<std::vector<ValueId>> reads, writes;
@@ -171,7 +167,19 @@ struct Session::Impl {
       std::vector<BufferRange> ranges;
       ScheduledDispatch dispatch;
       for (std::size_t b = 0; b < kernel.bound_values.size(); ++b) {
-        const Placement p = placement(kernel.bound_values[b]);
+        Placement p = placement(kernel.bound_values[b]);
+        if (auto chunk = kernel.chunks.find(b); chunk != kernel.chunks.end()) {
+          p.offset += chunk->second.offset;
+          p.bytes = chunk->second.bytes;
+        }
+        if (p.bytes > context->plan.max_binding_bytes) {
+          const Value& value = ir().value(kernel.bound_values[b]);
+          return make_error(ErrorCode::kUnsupported,
+                            "group '" + plan.groups[k].label + "' reads '" + value.name + "' " +
+                                shape_to_string(value.shape) + " (" + std::to_string(p.bytes) +
+                                " bytes) through one storage buffer binding; this device allows at most " +
+                                std::to_string(context->plan.max_binding_bytes) + " bytes per binding");
+        }
         ranges.push_back({p.buffer, p.offset, p.bytes});
         const bool is_output = b >= kernel.bound_values.size() - outputs;
         (is_output ? dispatch.writes : dispatch.reads).push_back({p.buffer, p.offset, p.bytes});
