@@ -12,7 +12,8 @@ cd "$VKFUSE_ROOT"
 shared=${VKFUSE_SHARED_DIR:-$VKFUSE_ROOT/../shared}
 bash "$shared/device/prepare.sh"
 bash "$shared/device/bundle.sh" "$VKFUSE_BUILD_DIR/tools/vkfuse" "$VKFUSE_BUILD_DIR/bench/vkfuse_bench_chain" \
-  "$VKFUSE_BUILD_DIR/tests/vkfuse_gpu_tests" "$VKFUSE_BUILD_DIR/samples/hello_fusion/hello_fusion"
+  "$VKFUSE_BUILD_DIR/bench/vkfuse_bench_gemm" "$VKFUSE_BUILD_DIR/tests/vkfuse_gpu_tests" \
+  "$VKFUSE_BUILD_DIR/samples/hello_fusion/hello_fusion"
 mkdir -p .device/layers
 cp /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so .device/layers/
 sed 's|"library_path": ".*"|"library_path": "./libVkLayer_khronos_validation.so"|' \

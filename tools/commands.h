@@ -19,6 +19,7 @@ int run_devices(const Args& args);  // vkfuse devices [--json]
 int run_demo(const Args& args);     // vkfuse demo [--batch N] [--boxes N]
 int run_run(const Args& args);      // vkfuse run MODEL --input NAME=FILE ... (see main.cpp's usage)
 int run_plan(const Args& args);     // vkfuse plan MODEL [--shape NAME=DIMS ...] [--dot FILE] [--no-fusion]
+int run_bench(const Args& args);    // vkfuse bench MODEL [--batch N] [--json] ... (fused vs unfused timing)
 
 // True when `flag` is among the args.
 bool has_flag(const Args& args, const std::string& flag);

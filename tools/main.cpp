@@ -140,6 +140,11 @@ void print_usage(std::FILE* to) {
       "                                   writes Graphviz, one cluster per group. Needs no GPU: it plans\n"
       "                                   with vkfuse's default device limits (those desktop GPUs and\n"
       "                                   lavapipe get), not with the limits of any one device\n"
+      "  bench MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--repeats R] [--iterations I] [--json]\n"
+      "                                   FusionBench: the same model and random inputs, fused and\n"
+      "                                   unfused on the GPU: dispatches, median GPU time and the\n"
+      "                                   ratio, intermediate memory, session creation time, and the\n"
+      "                                   ten slowest fused groups\n"
       "\n"
       "  --shape NAME=DIMS fixes a symbolic input dimension, e.g. --shape input=1x3x224x224\n"
       "\n"
@@ -161,6 +166,7 @@ int main(int argc, char** argv) {
   if (command == "demo") return vkfuse::cli::run_demo(args);
   if (command == "run") return vkfuse::cli::run_run(args);
   if (command == "plan") return vkfuse::cli::run_plan(args);
+  if (command == "bench") return vkfuse::cli::run_bench(args);
   std::fprintf(stderr, "vkfuse: unknown command '%s'\n\n", command.c_str());
   print_usage(stderr);
   return 2;

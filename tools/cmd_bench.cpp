@@ -1,0 +1,211 @@
+// vkfuse bench: the FusionBench report for one ONNX model. The same model and inputs run fused and
+// unfused in one process: dispatch counts, median GPU time of each (the recorded dispatches replayed
+// back to back, no transfers), their ratio, intermediate memory, the slowest fused groups, and the
+// time to load the model and to create each session (plan, compile or cache hit, pipelines).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <vkfuse/onnx.hpp>
+#include <vkfuse/vkfuse.hpp>
+
+#include "commands.h"
+#include "host/graph.h"
+
+namespace vkfuse::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: vkfuse bench MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--precision fp32] [--repeats R]\n"
+    "                    [--iterations I] [--json]\n"
+    "  --batch N         sets dimension 0 of every input to N (default: the model's own)\n"
+    "  --shape NAME=DIMS fixes an input's shape, e.g. input=1x3x224x224\n"
+    "  --precision P     fp32 (the only precision so far)\n"
+    "  --repeats R       timed measurements per mode, the median is reported (default 7)\n"
+    "  --iterations I    graph replays per measurement (default 10)\n"
+    "  --json            one JSON object instead of the table\n";
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+Result<int> positive_int(const ParsedArgs& args, std::string_view flag, int fallback) {
+  const std::string text = args.value(flag, std::to_string(fallback));
+  char* stop = nullptr;
+  const long value = std::strtol(text.c_str(), &stop, 10);
+  if (text.empty() || *stop != '\0' || value < 1 || value > 100000)
+    return make_error(ErrorCode::kInvalidArgument, std::string(flag) + " '" + text + "' is not a positive integer");
+  return static_cast<int>(value);
+}
+
+// Seeded uniform [-1, 1) floats for every f32 input.
+Result<std::map<std::string, HostTensor>> random_inputs(const GraphIR& ir) {
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::map<std::string, HostTensor> inputs;
+  for (ValueId v : ir.inputs) {
+    const Value& value = ir.value(v);
+    if (value.dtype != DType::kF32)
+      return make_error(ErrorCode::kUnsupported, "input '" + value.name + "' is " + dtype_name(value.dtype) +
+                                                     "; vkfuse bench generates f32 inputs only");
+    std::vector<float> data(static_cast<std::size_t>(shape_numel(value.shape)));
+    for (float& x : data) x = uniform(rng);
+    inputs.emplace(value.name, HostTensor::from_floats(value.shape, data));
+  }
+  return inputs;
+}
+
+struct ModeResult {
+  std::size_t dispatches = 0;
+  double create_ms = 0.0;      // Session::create: plan, kernels (compiled or cached), pipelines, memory
+  double median_ms = 0.0;      // GPU time per graph replay
+  double min_ms = 0.0, max_ms = 0.0;
+  std::uint64_t intermediate_bytes = 0;
+  std::vector<GroupInfo> groups;  // per-group GPU time of the last profiled run
+};
+
+Result<ModeResult> measure(const Context& context, const Graph& graph, bool fusion,
+                           const std::map<std::string, HostTensor>& inputs, int repeats, int iterations) {
+  ModeResult r;
+  const auto start = Clock::now();
+  VKFUSE_ASSIGN_OR_RETURN(Session session,
+                          Session::create(context, graph, SessionOptions{.fusion = fusion, .profile = true}));
+  r.create_ms = ms_since(start);
+  for (int warm = 0; warm < 2; ++warm) VKFUSE_TRY(session.run(inputs).status());
+  std::vector<double> samples;
+  for (int i = 0; i < repeats; ++i) {
+    VKFUSE_ASSIGN_OR_RETURN(double ms, session.measure_gpu_ms(iterations));
+    samples.push_back(ms);
+  }
+  std::sort(samples.begin(), samples.end());
+  r.median_ms = samples[samples.size() / 2];
+  r.min_ms = samples.front();
+  r.max_ms = samples.back();
+  r.dispatches = session.dispatch_count();
+  r.intermediate_bytes = session.arena_bytes();
+  r.groups = session.groups();
+  return r;
+}
+
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+std::vector<GroupInfo> slowest(std::vector<GroupInfo> groups, std::size_t count) {
+  std::stable_sort(groups.begin(), groups.end(), [](const GroupInfo& a, const GroupInfo& b) { return a.gpu_ms > b.gpu_ms; });
+  if (groups.size() > count) groups.resize(count);
+  return groups;
+}
+
+}  // namespace
+
+int run_bench(const Args& args) {
+  auto fail = [](const Status& status) {
+    std::fprintf(stderr, "vkfuse bench: %s\n", status.to_string().c_str());
+    return 1;
+  };
+  auto parsed = parse_args(args, {"--batch", "--shape", "--precision", "--repeats", "--iterations"}, {"--json"});
+  if (!parsed.ok() || parsed->positional.size() != 1) {
+    if (!parsed.ok()) std::fprintf(stderr, "vkfuse bench: %s\n", parsed.status().message().c_str());
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string model = parsed->positional[0];
+  const std::string precision = parsed->value("--precision", "fp32");
+  if (precision != "fp32") {
+    std::fprintf(stderr, "vkfuse bench: --precision %s is not supported yet; fp32 is\n", precision.c_str());
+    return 2;
+  }
+  auto repeats = positive_int(*parsed, "--repeats", 7);
+  auto iterations = positive_int(*parsed, "--iterations", 10);
+  auto batch = positive_int(*parsed, "--batch", 1);
+  for (const auto* r : {&repeats, &iterations, &batch})
+    if (!r->ok()) {
+      std::fprintf(stderr, "vkfuse bench: %s\n", r->status().message().c_str());
+      return 2;
+    }
+  auto shapes = parse_shape_flags(parsed->all("--shape"));
+  if (!shapes.ok()) return fail(shapes.status());
+
+  auto load_start = Clock::now();
+  auto graph = load_onnx(model, OnnxOptions{*shapes});
+  if (!graph.ok()) return fail(graph.status());
+  if (parsed->has("--batch")) {
+    // Reload with dimension 0 of every input set to the batch.
+    std::map<std::string, Shape> batched = *shapes;
+    bool changed = false;
+    for (ValueId v : graph_ir(*graph).inputs) {
+      Shape shape = graph_ir(*graph).value(v).shape;
+      if (shape.empty()) continue;
+      changed |= shape[0] != *batch;
+      shape[0] = *batch;
+      batched[graph_ir(*graph).value(v).name] = shape;
+    }
+    if (changed) {
+      load_start = Clock::now();
+      graph = load_onnx(model, OnnxOptions{batched});
+      if (!graph.ok()) return fail(graph.status().with_context("with --batch " + std::to_string(*batch)));
+    }
+  }
+  const double load_ms = ms_since(load_start);
+  auto inputs = random_inputs(graph_ir(*graph));
+  if (!inputs.ok()) return fail(inputs.status());
+
+  auto context = Context::create({});
+  if (!context.ok()) return fail(context.status());
+  auto fused = measure(*context, *graph, true, *inputs, *repeats, *iterations);
+  if (!fused.ok()) return fail(fused.status().with_context("fused"));
+  auto unfused = measure(*context, *graph, false, *inputs, *repeats, *iterations);
+  if (!unfused.ok()) return fail(unfused.status().with_context("unfused"));
+  const DeviceSummary device = context->device();
+  const double speedup = fused->median_ms > 0.0 ? unfused->median_ms / fused->median_ms : 0.0;
+  const std::vector<GroupInfo> top = slowest(fused->groups, 10);
+
+  if (parsed->has("--json")) {
+    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,\n",
+                json_escape(model).c_str(), json_escape(device.name).c_str(), json_escape(device.driver).c_str(),
+                precision.c_str(), *batch);
+    std::printf(" \"onnx_ops\": %zu, \"load_ms\": %.3f,\n", graph->source_op_count(), load_ms);
+    for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", &*fused}, {"unfused", &*unfused}})
+      std::printf(" \"%s\": {\"dispatches\": %zu, \"session_create_ms\": %.3f, \"gpu_ms_median\": %.6f, \"gpu_ms_min\": %.6f, "
+                  "\"gpu_ms_max\": %.6f, \"intermediate_bytes\": %llu},\n",
+                  name, r->dispatches, r->create_ms, r->median_ms, r->min_ms, r->max_ms,
+                  static_cast<unsigned long long>(r->intermediate_bytes));
+    std::printf(" \"speedup\": %.4f,\n \"slowest_fused_groups\": [", speedup);
+    for (std::size_t i = 0; i < top.size(); ++i)
+      std::printf("%s{\"label\": \"%s\", \"gpu_ms\": %.6f}", i ? ", " : "", json_escape(top[i].label).c_str(), top[i].gpu_ms);
+    std::printf("]}\n");
+    return context->validation_errors() > 0 ? 1 : 0;
+  }
+
+  std::printf("device:  %s (%s, Vulkan %s)\n", device.name.c_str(), device.driver.c_str(), device.api_version.c_str());
+  std::printf("model:   %s, batch %d, %s, %zu ONNX ops (loaded in %.1f ms)\n", model.c_str(), *batch, precision.c_str(),
+              graph->source_op_count(), load_ms);
+  std::printf("timing:  median of %d measurements, each %d back-to-back replays of the recorded dispatches\n\n",
+              *repeats, *iterations);
+  std::printf("  %-8s %10s %14s %22s %16s %14s\n", "mode", "dispatches", "GPU ms (med)", "min .. max", "intermediates",
+              "session ms");
+  for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", &*fused}, {"unfused", &*unfused}})
+    std::printf("  %-8s %10zu %14.4f %10.4f .. %-9.4f %16s %14.1f\n", name, r->dispatches, r->median_ms, r->min_ms,
+                r->max_ms, format_bytes(r->intermediate_bytes).c_str(), r->create_ms);
+  std::printf("\n  fused is %.2fx %s than unfused\n", speedup >= 1.0 ? speedup : 1.0 / speedup,
+              speedup >= 1.0 ? "faster" : "SLOWER");
+  std::printf("\nslowest fused groups (one profiled run):\n");
+  for (const GroupInfo& g : top) std::printf("  %10.4f ms  %s\n", g.gpu_ms, g.label.c_str());
+  if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
+    std::fprintf(stderr, "vkfuse bench: %u Vulkan validation errors (see above)\n", errors);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace vkfuse::cli
