@@ -7,8 +7,8 @@ namespace vkfuse {
 std::span<const OpDef> all_ops() {
   static const std::vector<OpDef> table = [] {
     std::vector<OpDef> ops;
-    for (auto table : {elementwise_ops(), reduce_ops(), view_ops(), matmul_ops(), nn_ops(), tensor_ops(), composite_ops()})
-      for (const OpDef& op : table) ops.push_back(op);
+    for (auto part : {elementwise_ops(), reduce_ops(), view_ops(), matmul_ops(), nn_ops(), tensor_ops(), composite_ops()})
+      for (const OpDef& op : part) ops.push_back(op);
     return ops;
   }();
   return table;
