@@ -27,64 +27,90 @@ layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 #define VKF_HW uint(VKF_H * VKF_W)
 #define VKF_KHW uint(VKF_KH * VKF_KW)
 
-// A is stored k-major (each k's BM rows side by side) with one word of padding per k: the loads write
+// A is stored k-major (each k's BM rows side by side) with one word of padding per k: the stores write
 // a column of k's at a time, which would otherwise all hit one bank.
 shared float vkf_a[VKF_BK][VKF_BM + 1u];
 shared float vkf_b[VKF_BK][VKF_BN];
+
+#define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
+#define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_THREADS)
+
+// Where this invocation's loads come from, fixed over the K steps. A: column a_k of tile rows
+// a_m + i * (THREADS / BK); B: column b_n of tile rows b_k + i * (THREADS / BN); neighbouring
+// invocations load neighbouring words of W and of X.
+struct VkfFetch {
+  uint a_k, a_m, b_k;
+  uint w_rows;      // W offset of the tile's first row
+  uint rows_left;   // MG - the tile's first row
+  bool col_inside;  // the B column is a real output position
+  uint x_col;       // X offset of the column's image and group (pointwise: plus the column's position)
+  int ih0, iw0;     // the column's window corner in X
+};
+
+// The A and B values of K step k0 that this invocation stages (zero past the edges and in the pads).
+void vkf_fetch(const VkfFetch f, const uint k0, out float a[VKF_A_LOADS], out float b[VKF_B_LOADS]) {
+  const uint ka = k0 + f.a_k;
+  [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
+    const uint m = f.a_m + i * (VKF_THREADS / VKF_BK);
+    a[i] = 0.0;
+    if (m < f.rows_left && ka < VKF_GEMM_K) a[i] = VKF_IN1(f.w_rows + m * VKF_GEMM_K + ka);
+  }
+  [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
+    const uint k = k0 + f.b_k + i * (VKF_THREADS / VKF_BN);
+    b[i] = 0.0;
+    if (f.col_inside && k < VKF_GEMM_K) {
+#if VKF_POINTWISE
+      b[i] = VKF_IN0(f.x_col + k * VKF_HW);
+#else
+      const uint ci = k / VKF_KHW, tap = k % VKF_KHW;
+      const int ih = f.ih0 + int(tap / uint(VKF_KW)) * VKF_DH;
+      const int iw = f.iw0 + int(tap % uint(VKF_KW)) * VKF_DW;
+      if (uint(ih) < uint(VKF_H) && uint(iw) < uint(VKF_W)) b[i] = VKF_IN0(f.x_col + ci * VKF_HW + uint(ih * VKF_W + iw));
+#endif
+    }
+  }
+}
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint tx = tid % VKF_THREADS_N, ty = tid / VKF_THREADS_N;
   const uint g = gl_WorkGroupID.z;
   const uint m0 = gl_WorkGroupID.y * VKF_BM;
-  // What this invocation loads each step (fixed over k0): A column a_k of rows a_m + i * (THREADS / BK),
-  // B column b_n of rows b_k + i * (THREADS / BN). Neighbours load neighbouring words of W and of X.
-  const uint a_k = tid % VKF_BK, a_m = tid / VKF_BK;
-  const uint b_n = tid % VKF_BN, b_k = tid / VKF_BN;
-  const uint w_group = g * VKF_MG * VKF_GEMM_K;
+  const uint b_n = tid % VKF_BN;
+  VkfFetch f;
+  f.a_k = tid % VKF_BK;
+  f.a_m = tid / VKF_BK;
+  f.b_k = tid / VKF_BN;
+  f.w_rows = (g * VKF_MG + m0) * VKF_GEMM_K;
+  f.rows_left = VKF_MG - m0;
   for (uint tile = gl_WorkGroupID.x; tile < VKF_TILES_N; tile += gl_NumWorkGroups.x) {
     const uint n0 = tile * VKF_BN;
-    // The column this invocation gathers: its image, and where its window starts in X.
     const uint col = n0 + b_n;
-    const bool col_inside = col < VKF_GEMM_N;
+    f.col_inside = col < VKF_GEMM_N;
     const uint image = col / VKF_OHW, p = col % VKF_OHW;
 #if VKF_POINTWISE
-    const uint x_col = (image * VKF_C + g * VKF_CG) * VKF_HW + p;
+    f.x_col = (image * VKF_C + g * VKF_CG) * VKF_HW + p;
+    f.ih0 = 0;
+    f.iw0 = 0;
 #else
-    const uint x_col = (image * VKF_C + g * VKF_CG) * VKF_HW;
-    const int ih0 = int(p / VKF_OW) * VKF_SH - VKF_PT;
-    const int iw0 = int(p % VKF_OW) * VKF_SW - VKF_PL;
+    f.x_col = (image * VKF_C + g * VKF_CG) * VKF_HW;
+    f.ih0 = int(p / VKF_OW) * VKF_SH - VKF_PT;
+    f.iw0 = int(p % VKF_OW) * VKF_SW - VKF_PL;
 #endif
 
     float acc[VKF_TM][VKF_TN];
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
       [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) acc[i][j] = 0.0;
 
+    // Software pipelining: the next step's loads are issued before this step's multiply, so their
+    // latency hides behind it.
+    float a_next[VKF_A_LOADS], b_next[VKF_B_LOADS];
+    vkf_fetch(f, 0u, a_next, b_next);
     for (uint k0 = 0u; k0 < VKF_GEMM_K; k0 += VKF_BK) {
-      const uint ka = k0 + a_k;
-      [[unroll]] for (uint i = 0u; i < VKF_BM * VKF_BK / VKF_THREADS; ++i) {
-        const uint m = a_m + i * (VKF_THREADS / VKF_BK);
-        float v = 0.0;
-        if (m0 + m < VKF_MG && ka < VKF_GEMM_K) v = VKF_IN1(w_group + (m0 + m) * VKF_GEMM_K + ka);
-        vkf_a[a_k][m] = v;
-      }
-      [[unroll]] for (uint i = 0u; i < VKF_BN * VKF_BK / VKF_THREADS; ++i) {
-        const uint kl = b_k + i * (VKF_THREADS / VKF_BN);
-        const uint k = k0 + kl;
-        float v = 0.0;
-        if (col_inside && k < VKF_GEMM_K) {
-#if VKF_POINTWISE
-          v = VKF_IN0(x_col + k * VKF_HW);
-#else
-          const uint ci = k / VKF_KHW, tap = k % VKF_KHW;
-          const int ih = ih0 + int(tap / uint(VKF_KW)) * VKF_DH;
-          const int iw = iw0 + int(tap % uint(VKF_KW)) * VKF_DW;
-          if (uint(ih) < uint(VKF_H) && uint(iw) < uint(VKF_W)) v = VKF_IN0(x_col + ci * VKF_HW + uint(ih * VKF_W + iw));
-#endif
-        }
-        vkf_b[kl][b_n] = v;
-      }
+      [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) vkf_a[f.a_k][f.a_m + i * (VKF_THREADS / VKF_BK)] = a_next[i];
+      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) vkf_b[f.b_k + i * (VKF_THREADS / VKF_BN)][b_n] = b_next[i];
       barrier();
+      if (k0 + VKF_BK < VKF_GEMM_K) vkf_fetch(f, k0 + VKF_BK, a_next, b_next);
       [[unroll]] for (uint k = 0u; k < VKF_BK; ++k) {
         float a[VKF_TM], b[VKF_TN];
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) a[i] = vkf_a[k][ty + i * VKF_THREADS_M];
