@@ -23,6 +23,17 @@ const std::vector<KernelCase> kNnCases = {
     {"Gemm", {{13, 7}, {5, 13}, {1}}, {{"transA", 1.0f}, {"transB", 1.0f}, {"alpha", -1.0f}, {"beta", 3.0f}}},
     {"Gemm", {{1, 1}, {1, 1}, {1, 1}}},
     {"Gemm", {{2, 130}, {130, 33}, {1, 33}}},
+    // The GEMM roots (MatMul's tests cover every blocking): each transA / transB on 32x32 tiles with
+    // edges in M, N and K, and on a few rows (the skinny root; with transB, B's K is contiguous, as in
+    // the fully connected layers ONNX exports).
+    {"Gemm", {{70, 33}, {33, 45}, {45}}, {{"alpha", 0.5f}}},
+    {"Gemm", {{33, 70}, {33, 45}, {70, 45}}, {{"transA", 1.0f}, {"beta", -1.0f}}},
+    {"Gemm", {{70, 33}, {45, 33}, {70, 1}}, {{"transB", 1.0f}}},
+    {"Gemm", {{33, 70}, {45, 33}}, {{"transA", 1.0f}, {"transB", 1.0f}, {"alpha", 2.0f}}},
+    {"Gemm", {{1, 300}, {10, 300}, {10}}, {{"transB", 1.0f}}},  // a flattened input into a classifier
+    {"Gemm", {{300, 3}, {300, 40}, {3, 40}}, {{"transA", 1.0f}}},
+    {"Gemm", {{3, 300}, {40, 300}, {1, 40}}, {{"transB", 1.0f}, {"alpha", 0.5f}, {"beta", 2.0f}}},
+    {"Gemm", {{300, 2}, {40, 300}}, {{"transA", 1.0f}, {"transB", 1.0f}}},
 
     // Conv(X, W[, B]): 1x1, 3x3, 5x5, 2x3 kernels; strides, dilations, asymmetric pads; groups.
     {"Conv", {{1, 7, 5, 6}, {13, 7, 1, 1}, {13}}},
@@ -34,6 +45,23 @@ const std::vector<KernelCase> kNnCases = {
     {"Conv", {{1, 14, 7, 9}, {6, 7, 3, 3}, {6}}, {{"group", 2.0f}, {"pads", Ints{1, 0, 1, 2}}}},
     {"Conv", {{2, 13, 7, 9}, {13, 1, 3, 3}, {13}}, {{"group", 13.0f}, {"strides", Ints{2, 1}}, {"pads", Ints{1, 1, 1, 1}}}},
     {"Conv", {{1, 7, 6, 5}, {14, 1, 3, 3}}, {{"group", 7.0f}, {"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}},
+    // Implicit GEMM (rows Cout/group, columns N*OH*OW, K Cin/group*KH*KW): none a multiple of a tile,
+    // K below one BK step, several K steps, column tiles across images; 1x1 stride 1 (the pointwise
+    // path), 1x1 stride 2, resnet's 7x7 stride 2 pad 3 stem on 3 channels, groups of 6 channels.
+    {"Conv", {{1, 13, 9, 7}, {37, 13, 1, 1}, {37}}},
+    {"Conv", {{2, 3, 5, 7}, {5, 3, 1, 1}}},
+    {"Conv", {{1, 64, 32, 32}, {48, 64, 1, 1}, {48}}},
+    {"Conv", {{1, 24, 11, 13}, {33, 24, 1, 1}}, {{"strides", Ints{2, 2}}}},
+    {"Conv", {{1, 3, 32, 30}, {16, 3, 7, 7}, {16}}, {{"strides", Ints{2, 2}}, {"pads", Ints{3, 3, 3, 3}}}},
+    {"Conv", {{2, 40, 16, 16}, {64, 40, 3, 3}, {64}}, {{"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{2, 24, 9, 10}, {36, 6, 3, 3}, {36}}, {{"group", 4.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+    // Depthwise (one input channel per group): 3x3 and 5x5 stride 2, convnext's 7x7, rows narrower than
+    // the outputs one invocation computes, and one input channel without groups.
+    {"Conv", {{1, 32, 17, 16}, {32, 1, 3, 3}, {32}}, {{"group", 32.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{2, 24, 15, 14}, {24, 1, 5, 5}}, {{"group", 24.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}},
+    {"Conv", {{1, 16, 14, 13}, {16, 1, 7, 7}, {16}}, {{"group", 16.0f}, {"pads", Ints{3, 3, 3, 3}}}},
+    {"Conv", {{1, 8, 5, 3}, {8, 1, 3, 3}, {8}}, {{"group", 8.0f}, {"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{1, 1, 9, 8}, {5, 1, 3, 3}}},
 
     // ConvTranspose(X, W[C, M/group, kh, kw][, B]): strides, dilations, pads, output_padding, groups.
     {"ConvTranspose", {{1, 7, 5, 6}, {7, 13, 1, 1}, {13}}},
