@@ -31,7 +31,7 @@ out.append("")
 out.append("| model | ONNX ops | dispatches fused / unfused | fused ms | unfused ms | fused speedup | intermediates fused / unfused (MiB) | slowest fused group |")
 out.append("|---|---:|---:|---:|---:|---:|---:|---|")
 for r in rows:
-    name = os.path.basename(os.path.dirname(r["model"]))
+    name = os.path.basename(os.path.dirname(os.path.normpath(r["model"])))
     if r.get("error"):
         out.append(f"| {name} | failed | | | | | | |")
         continue

@@ -24,7 +24,8 @@ constexpr const char* kUsage =
     "  --shape NAME=DIMS fixes an input's shape, e.g. input=1x3x224x224\n"
     "  --precision P     fp32 (the only precision so far)\n"
     "  --repeats R       timed measurements per mode, the median is reported (default 7)\n"
-    "  --iterations I    graph replays per measurement (default 10)\n"
+    "  --iterations I    graph replays per measurement, at least (default 10; more until a\n"
+    "                    measurement covers about 20 ms of GPU time)\n"
     "  --json            one JSON object instead of the table\n";
 
 using Clock = std::chrono::steady_clock;
@@ -64,30 +65,55 @@ struct ModeResult {
   double median_ms = 0.0;      // GPU time per graph replay
   double min_ms = 0.0, max_ms = 0.0;
   std::uint64_t intermediate_bytes = 0;
-  std::vector<GroupInfo> groups;  // per-group GPU time of the last profiled run
+  std::vector<GroupInfo> groups;  // per-group GPU time of one profiled run after warm-up
+  std::vector<double> samples;
 };
 
-Result<ModeResult> measure(const Context& context, const Graph& graph, bool fusion,
-                           const std::map<std::string, HostTensor>& inputs, int repeats, int iterations) {
-  ModeResult r;
+struct Mode {
+  Session session;
+  ModeResult result;
+  int iterations = 1;  // replays per measurement
+};
+
+Result<Mode> open_mode(const Context& context, const Graph& graph, bool fusion,
+                       const std::map<std::string, HostTensor>& inputs) {
   const auto start = Clock::now();
   VKFUSE_ASSIGN_OR_RETURN(Session session,
                           Session::create(context, graph, SessionOptions{.fusion = fusion, .profile = true}));
-  r.create_ms = ms_since(start);
-  for (int warm = 0; warm < 2; ++warm) VKFUSE_TRY(session.run(inputs).status());
-  std::vector<double> samples;
-  for (int i = 0; i < repeats; ++i) {
-    VKFUSE_ASSIGN_OR_RETURN(double ms, session.measure_gpu_ms(iterations));
-    samples.push_back(ms);
+  Mode mode{std::move(session), {}, 1};
+  mode.result.create_ms = ms_since(start);
+  VKFUSE_TRY(mode.session.run(inputs).status());
+  mode.result.dispatches = mode.session.dispatch_count();
+  mode.result.intermediate_bytes = mode.session.arena_bytes();
+  return mode;
+}
+
+// Fused and unfused are measured interleaved after a common warm-up, so clock ramps and thermal drift
+// hit both alike. Each measurement replays the graph at least `min_iterations` times and for at least
+// about 20 ms of GPU time.
+Status measure(std::vector<Mode*> modes, const std::map<std::string, HostTensor>& inputs, int repeats,
+               int min_iterations) {
+  const auto warm_start = Clock::now();
+  for (int round = 0; round < 3 || (ms_since(warm_start) < 500.0 && round < 100); ++round)
+    for (Mode* mode : modes) {
+      VKFUSE_ASSIGN_OR_RETURN(double ms, mode->session.measure_gpu_ms(mode->iterations));
+      mode->iterations = std::max(min_iterations, static_cast<int>(20.0 / std::max(ms, 1e-3)) + 1);
+    }
+  for (int r = 0; r < repeats; ++r)
+    for (Mode* mode : modes) {
+      VKFUSE_ASSIGN_OR_RETURN(double ms, mode->session.measure_gpu_ms(mode->iterations));
+      mode->result.samples.push_back(ms);
+    }
+  for (Mode* mode : modes) {
+    std::vector<double>& s = mode->result.samples;
+    std::sort(s.begin(), s.end());
+    mode->result.median_ms = s[s.size() / 2];
+    mode->result.min_ms = s.front();
+    mode->result.max_ms = s.back();
+    VKFUSE_TRY(mode->session.run(inputs).status());  // the profiled run, at working clocks
+    mode->result.groups = mode->session.groups();
   }
-  std::sort(samples.begin(), samples.end());
-  r.median_ms = samples[samples.size() / 2];
-  r.min_ms = samples.front();
-  r.max_ms = samples.back();
-  r.dispatches = session.dispatch_count();
-  r.intermediate_bytes = session.arena_bytes();
-  r.groups = session.groups();
-  return r;
+  return {};
 }
 
 std::string json_escape(const std::string& text) {
@@ -162,25 +188,28 @@ int run_bench(const Args& args) {
 
   auto context = Context::create({});
   if (!context.ok()) return fail(context.status());
-  auto fused = measure(*context, *graph, true, *inputs, *repeats, *iterations);
-  if (!fused.ok()) return fail(fused.status().with_context("fused"));
-  auto unfused = measure(*context, *graph, false, *inputs, *repeats, *iterations);
-  if (!unfused.ok()) return fail(unfused.status().with_context("unfused"));
+  auto fused_mode = open_mode(*context, *graph, true, *inputs);
+  if (!fused_mode.ok()) return fail(fused_mode.status().with_context("fused"));
+  auto unfused_mode = open_mode(*context, *graph, false, *inputs);
+  if (!unfused_mode.ok()) return fail(unfused_mode.status().with_context("unfused"));
+  if (Status s = measure({&*fused_mode, &*unfused_mode}, *inputs, *repeats, *iterations); !s.ok()) return fail(s);
+  const ModeResult* fused = &fused_mode->result;
+  const ModeResult* unfused = &unfused_mode->result;
   const DeviceSummary device = context->device();
   const double speedup = fused->median_ms > 0.0 ? unfused->median_ms / fused->median_ms : 0.0;
   const std::vector<GroupInfo> top = slowest(fused->groups, 10);
 
   if (parsed->has("--json")) {
-    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,\n",
+    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,",
                 json_escape(model).c_str(), json_escape(device.name).c_str(), json_escape(device.driver).c_str(),
                 precision.c_str(), *batch);
-    std::printf(" \"onnx_ops\": %zu, \"load_ms\": %.3f,\n", graph->source_op_count(), load_ms);
-    for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", &*fused}, {"unfused", &*unfused}})
+    std::printf(" \"onnx_ops\": %zu, \"load_ms\": %.3f,", graph->source_op_count(), load_ms);
+    for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
       std::printf(" \"%s\": {\"dispatches\": %zu, \"session_create_ms\": %.3f, \"gpu_ms_median\": %.6f, \"gpu_ms_min\": %.6f, "
-                  "\"gpu_ms_max\": %.6f, \"intermediate_bytes\": %llu},\n",
+                  "\"gpu_ms_max\": %.6f, \"intermediate_bytes\": %llu},",
                   name, r->dispatches, r->create_ms, r->median_ms, r->min_ms, r->max_ms,
                   static_cast<unsigned long long>(r->intermediate_bytes));
-    std::printf(" \"speedup\": %.4f,\n \"slowest_fused_groups\": [", speedup);
+    std::printf(" \"speedup\": %.4f, \"slowest_fused_groups\": [", speedup);
     for (std::size_t i = 0; i < top.size(); ++i)
       std::printf("%s{\"label\": \"%s\", \"gpu_ms\": %.6f}", i ? ", " : "", json_escape(top[i].label).c_str(), top[i].gpu_ms);
     std::printf("]}\n");
@@ -190,11 +219,12 @@ int run_bench(const Args& args) {
   std::printf("device:  %s (%s, Vulkan %s)\n", device.name.c_str(), device.driver.c_str(), device.api_version.c_str());
   std::printf("model:   %s, batch %d, %s, %zu ONNX ops (loaded in %.1f ms)\n", model.c_str(), *batch, precision.c_str(),
               graph->source_op_count(), load_ms);
-  std::printf("timing:  median of %d measurements, each %d back-to-back replays of the recorded dispatches\n\n",
+  std::printf("timing:  after a 0.5 s warm-up, fused and unfused interleaved: median of %d measurements, each\n"
+              "         >= %d back-to-back replays of the recorded dispatches (>= ~20 ms of GPU time)\n\n",
               *repeats, *iterations);
   std::printf("  %-8s %10s %14s %22s %16s %14s\n", "mode", "dispatches", "GPU ms (med)", "min .. max", "intermediates",
               "session ms");
-  for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", &*fused}, {"unfused", &*unfused}})
+  for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
     std::printf("  %-8s %10zu %14.4f %10.4f .. %-9.4f %16s %14.1f\n", name, r->dispatches, r->median_ms, r->min_ms,
                 r->max_ms, format_bytes(r->intermediate_bytes).c_str(), r->create_ms);
   std::printf("\n  fused is %.2fx %s than unfused\n", speedup >= 1.0 ? speedup : 1.0 / speedup,

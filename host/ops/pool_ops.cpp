@@ -1,6 +1,8 @@
-// MaxPool, AveragePool (ONNX, 2-D, NCHW) and GlobalAveragePool, GlobalMaxPool (any spatial rank), all on
-// roots/pool2d.glsl: one invocation per output element, fp32 accumulation. A global pool is a pool
-// whose window is the whole (flattened) spatial extent.
+// MaxPool, AveragePool (ONNX, 2-D, NCHW) on roots/pool2d.glsl: one invocation per output element, fp32
+// accumulation. GlobalAveragePool and GlobalMaxPool (any spatial rank) are composites: ReduceMean and
+// ReduceMax over every spatial axis, which run on the parallel reduce root and fuse with the chains
+// around them (a squeeze-excite block's pooling reads 112x112 planes: one invocation per plane would
+// add them up serially). Their references stay here, with the windowed pools'.
 //
 // Decisions where ONNX leaves room (both follow onnxruntime's CPU kernels):
 // - AveragePool with count_include_pad divides by the taps inside the padded input [-pad_begin,
@@ -11,6 +13,7 @@
 
 #include "host/graph.h"
 #include "host/op_registry.h"
+#include "host/ops/composite_support.h"
 #include "host/ops/kernel_support.h"
 #include "host/ops/nn_support.h"
 
@@ -150,6 +153,21 @@ Status reference_pool(std::span<const RefTensor> in, const OpAttrs& attrs, RefTe
 
 constexpr TestDomain kDomain{-4.0f, 4.0f, 0.0f, false};
 
+// Global pools: a reduction over axes [2, rank), keeping them.
+template <PoolKind kind>
+Result<Tensor> expand_global_pool(GraphBuilder& b, std::span<const Tensor> in, const OpAttrs&, const std::string& name) {
+  const Shape shape = b.shape(in[0]);
+  if (shape.size() < 3)
+    return make_error(ErrorCode::kInvalidArgument, "X must be [N, C, spatial...] (rank >= 3), got " + shape_to_string(shape));
+  const char* reduce = kind == PoolKind::kGlobalMax ? "ReduceMax" : "ReduceMean";
+  return expanded(b, b.op(reduce, {in[0]}, {{"axis", 2.0f}, {"keepdims", 1.0f}}, name));
+}
+
+#define VKFUSE_GLOBAL_POOL_ROW(op_name, op_kind)                                                                     \
+  {.name = op_name, .kind = OpKind::kComposite, .arity = 1, .input_class = {InputClass::kFloat},                     \
+   .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kExact, .domain = kDomain,             \
+   .reference_kernel = reference_pool<op_kind>, .expand = expand_global_pool<op_kind>}
+
 #define VKFUSE_POOL_ROW(op_name, op_kind, op_attrs, op_lists)                                                        \
   {.name = op_name, .kind = OpKind::kKernel, .arity = 1, .input_class = {InputClass::kFloat},                        \
    .type_rule = TypeRule::kSameAsFirst, .attrs = op_attrs, .cost = 0.0f, .tolerance = Tolerance::kExact,             \
@@ -159,11 +177,12 @@ constexpr TestDomain kDomain{-4.0f, 4.0f, 0.0f, false};
 const OpDef kPoolOps[] = {
     VKFUSE_POOL_ROW("MaxPool", PoolKind::kMax, kMaxPoolAttrs, kMaxPoolLists),
     VKFUSE_POOL_ROW("AveragePool", PoolKind::kAverage, kAveragePoolAttrs, kAveragePoolLists),
-    VKFUSE_POOL_ROW("GlobalAveragePool", PoolKind::kGlobalAverage, {}, {}),
-    VKFUSE_POOL_ROW("GlobalMaxPool", PoolKind::kGlobalMax, {}, {}),
+    VKFUSE_GLOBAL_POOL_ROW("GlobalAveragePool", PoolKind::kGlobalAverage),
+    VKFUSE_GLOBAL_POOL_ROW("GlobalMaxPool", PoolKind::kGlobalMax),
 };
 
 #undef VKFUSE_POOL_ROW
+#undef VKFUSE_GLOBAL_POOL_ROW
 
 }  // namespace
 

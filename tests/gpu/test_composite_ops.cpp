@@ -349,6 +349,22 @@ TEST_CASE("BatchNormalization matches its reference over ranks 2 to 4, f32 and f
   check_composite("BatchNormalization", {{2, 3, 5, 7}, {3}, {3}, {3}, {3}}, {}, DType::kF16, seed++);
 }
 
+TEST_CASE("GlobalAveragePool and GlobalMaxPool are reductions over the spatial axes, f32 and f16") {
+  const std::vector<Shape> shapes = {{2, 13, 7, 5}, {1, 7, 1, 1}, {2, 7, 11}, {1, 3, 112, 112}, {1, 13, 3, 1, 2}};
+  std::uint32_t seed = 400;
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"})
+    for (const Shape& x : shapes) {
+      const std::string name = op, shape = shape_to_string(x);
+      CAPTURE(name);
+      CAPTURE(shape);
+      Shape pooled = x;
+      std::fill(pooled.begin() + 2, pooled.end(), 1);
+      CHECK(check_composite(op, {x}, {}, DType::kF32, seed++).shape == pooled);
+    }
+  check_composite("GlobalAveragePool", {{2, 13, 7, 5}}, {}, DType::kF16, seed++);
+  check_composite("GlobalMaxPool", {{2, 13, 7, 5}}, {}, DType::kF16, seed++);
+}
+
 TEST_CASE("every reduction matches its ONNX reference over axes, keepdims and no-op forms") {
   struct Case {
     Shape shape;

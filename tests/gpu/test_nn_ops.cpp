@@ -99,11 +99,6 @@ const std::vector<KernelCase> kNnCases = {
     {"AveragePool", {{1, 7, 6, 9}}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},
 
     // Global pools: [N, C, spatial...] -> [N, C, 1, ...].
-    {"GlobalAveragePool", {{2, 13, 7, 5}}},
-    {"GlobalAveragePool", {{1, 7, 1, 1}}},
-    {"GlobalAveragePool", {{2, 7, 11}}},
-    {"GlobalMaxPool", {{2, 7, 9, 8}}},
-    {"GlobalMaxPool", {{1, 13, 3, 1}}},
 };
 
 // The error GraphBuilder reports for one node, or "" when it builds.
