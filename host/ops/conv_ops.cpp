@@ -4,6 +4,9 @@
 // shared memory) or, with one input channel per group (depthwise), as an unrolled window loop per output
 // (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
 #include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <optional>
 
 #include "host/graph.h"
 #include "host/op_registry.h"
@@ -134,36 +137,60 @@ std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s
 }
 
 // Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
-// workgroup, a tm x tn micro-tile per invocation, all with 256 invocations. Largest first: ties go to
-// the tile that reuses each shared-memory word most.
+// workgroup, a tm x tn micro-tile per invocation (multiples of 4: the root reads its fragments as vec4s).
 struct ConvTile {
   std::int64_t bm, bn, tm, tn;
   std::int64_t invocations() const { return (bm / tm) * (bn / tn); }
 };
 constexpr ConvTile kConvTiles[] = {{128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
-                                   {64, 32, 4, 2},   {32, 64, 2, 4},  {32, 32, 2, 2}};
-// Workgroups that keep a large GPU busy (H100: 132 SMs, two 256-invocation workgroups each); fewer
-// leave SMs idle, so smaller problems take smaller tiles.
-constexpr double kFillWorkgroups = 256.0;
-// FMAs per shared-memory load at which an SM's shared-memory bandwidth stops limiting (an 8x8 tile).
-constexpr double kFullReuse = 4.0;
+                                   {64, 32, 4, 4},   {32, 64, 4, 4},  {32, 32, 4, 4}};
+// The tile model below plans for a large GPU (H100: 132 SMs, 2048 invocations each); on a smaller one
+// the larger tiles it then prefers are only better.
+constexpr double kMultiprocessors = 132.0;
+constexpr double kInvocationsPerMultiprocessor = 2048.0;
+// Resident invocations at which a multiprocessor issues at full rate (4 warps per scheduler hide the
+// shared-memory and barrier latency); fewer and it waits.
+constexpr double kSaturatingInvocations = 512.0;
+// Issue cost of one vec4 shared-memory read, and of loading and staging one element of A or B
+// (address, bounds checks, shared store), in FMA-equivalents.
+constexpr double kLdsCost = 2.0;
+constexpr double kLoadCost = 8.0;
 
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// The tile with the most useful work per SM: the fraction of the padded block that is real output,
-// times the fraction of the GPU its workgroups fill, times the shared-memory reuse of its micro-tile.
-ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups) {
-  ConvTile best = kConvTiles[0];
-  double best_score = -1.0;
+// Estimated time per k of the whole Conv with tile t (arbitrary units): the busiest multiprocessor's
+// workgroups, each invocation's FMAs, fragment reads and share of the loads per k, at the rate its
+// resident invocations allow. Larger micro-tiles do fewer reads and loads per FMA; smaller tiles
+// spread a batch-1 layer over more multiprocessors.
+double conv_tile_time(const ConvTile& t, std::int64_t rows, std::int64_t cols, std::int64_t groups) {
+  const double tiles = static_cast<double>(div_up(rows, t.bm) * div_up(cols, t.bn) * groups);
+  const double threads = static_cast<double>(t.invocations());
+  const double per_sm = std::ceil(tiles / kMultiprocessors);
+  const double resident = std::min(per_sm, std::floor(kInvocationsPerMultiprocessor / threads));
+  const double rate = std::min(1.0, resident * threads / kSaturatingInvocations);
+  const double per_k = static_cast<double>(t.tm * t.tn) + kLdsCost * static_cast<double>(t.tm + t.tn) / 4.0 +
+                       kLoadCost * static_cast<double>(t.bm + t.bn) / threads;
+  return per_sm * threads * per_k / rate;
+}
+
+// ScopedConvTile's tile (an index into kConvTiles), or none.
+std::optional<std::size_t> g_forced_tile;
+
+// The fastest tile by conv_tile_time among those the device runs; near-ties (within 1%) go to the tile
+// with less padding, which moves less memory.
+ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
+  if (g_forced_tile) return kConvTiles[*g_forced_tile];
+  const ConvTile* best = nullptr;
+  double best_time = 0.0, best_used = 0.0;
   for (const ConvTile& t : kConvTiles) {
-    const std::int64_t tiles_m = div_up(rows, t.bm), tiles_n = div_up(cols, t.bn);
-    const double used = static_cast<double>(rows * cols) / static_cast<double>(tiles_m * t.bm * tiles_n * t.bn);
-    const double fill = std::min(1.0, static_cast<double>(tiles_m * tiles_n * groups) / kFillWorkgroups);
-    const double reuse = std::min(1.0, static_cast<double>(t.tm * t.tn) / static_cast<double>(t.tm + t.tn) / kFullReuse);
-    const double score = used * fill * reuse;
-    if (score > best_score * 1.0001) best = t, best_score = score;
+    if (t.invocations() > device.max_workgroup_invocations) continue;
+    const double time = conv_tile_time(t, rows, cols, groups);
+    const double used = static_cast<double>(rows * cols) /
+                        static_cast<double>(div_up(rows, t.bm) * t.bm * div_up(cols, t.bn) * t.bn);
+    if (!best || time < best_time * 0.99 || (time < best_time * 1.01 && used > best_used * 1.0001))
+      best = &t, best_time = time, best_used = used;
   }
-  return best;
+  return *best;  // the last tile has 64 invocations, below Vulkan's minimum of 128
 }
 
 // BK: enough of K per step to amortize the two barriers (32 when K allows), halved while the A and B
@@ -171,7 +198,7 @@ ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t gro
 std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, const DevicePlan& device) {
   std::int64_t bk = 8;
   while (bk < 32 && bk < k) bk *= 2;
-  auto bytes = [&](std::int64_t b) { return b * (t.bm + 1 + t.bn) * 4; };
+  auto bytes = [&](std::int64_t b) { return b * (t.bm + 4 + t.bn) * 4; };
   while (bk > 8 && bytes(bk) > device.shared_memory_bytes / 2) bk /= 2;
   return bk;
 }
@@ -192,9 +219,7 @@ KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
 // Every other Conv: the implicit GEMM of roots/conv2d.glsl, rows MG, columns N*OH*OW, K = CG*KH*KW.
 KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) {
   const std::int64_t rows = s.mg, cols = s.n * s.oh * s.ow, k = s.cg * s.axes[0].kernel * s.axes[1].kernel;
-  ConvTile tile = choose_conv_tile(rows, cols, s.group);
-  // Devices below 256 invocations per workgroup (Vulkan's minimum is 128): twice the rows per invocation.
-  if (tile.invocations() > device.max_workgroup_invocations) tile.tm *= 2;
+  const ConvTile tile = choose_conv_tile(rows, cols, s.group, device);
   const std::int64_t bk = choose_conv_bk(tile, k, device);
   // 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
   auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
@@ -319,5 +344,13 @@ const OpDef kConvOps[] = {
 }  // namespace
 
 std::span<const OpDef> conv_ops() { return kConvOps; }
+
+std::size_t conv_tile_count() { return std::size(kConvTiles); }
+
+ScopedConvTile::ScopedConvTile(std::size_t index) : saved_(g_forced_tile) {
+  g_forced_tile = std::min(index, std::size(kConvTiles) - 1);
+}
+
+ScopedConvTile::~ScopedConvTile() { g_forced_tile = saved_; }
 
 }  // namespace vkfuse

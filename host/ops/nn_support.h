@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +18,24 @@ namespace vkfuse {
 std::span<const OpDef> gemm_ops();
 std::span<const OpDef> conv_ops();
 std::span<const OpDef> pool_ops();
+
+// The implicit-GEMM Conv's tile table (host/ops/conv_ops.cpp): how many tiles it has.
+std::size_t conv_tile_count();
+
+// Tests only: while one lives, every implicit-GEMM Conv launch uses tile `index` of the table instead of
+// the one its layer and device would pick (the workgroup must still fit the device), so the GPU tests
+// run each tile on layers small enough for lavapipe. Restores the previous choice when destroyed.
+// Not thread-safe: launches on other threads see it too.
+class ScopedConvTile {
+ public:
+  explicit ScopedConvTile(std::size_t index);
+  ~ScopedConvTile();
+  ScopedConvTile(const ScopedConvTile&) = delete;
+  ScopedConvTile& operator=(const ScopedConvTile&) = delete;
+
+ private:
+  std::optional<std::size_t> saved_;
+};
 
 // A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none
 // (an empty fallback makes the attribute required). Errors name the attribute and the bad value.

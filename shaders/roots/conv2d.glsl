@@ -5,17 +5,20 @@
 // gathered from X with the pad / stride / dilation index math, zero outside the input.
 // Workgroup (x, y, z) = (column tile, row tile, group); x strides over the column tiles when there are
 // more than the device's workgroup count. Each step stages a BK slice of the BM x BN block's A and B in
-// shared memory; each invocation keeps a TM x TN micro-tile of fp32 accumulators in registers. The
-// micro-tile's rows and columns are strided (ty + i * BM/TM, tx + j * BN/TN): neighbouring invocations
-// read neighbouring shared words (no bank conflicts) and store neighbouring outputs (coalesced).
+// shared memory as vec4s; each invocation keeps a TM x TN micro-tile of fp32 accumulators in registers,
+// its rows and columns in runs of 4 spread over the block (ty*4 + i%4 + (i/4) * 4*BM/TM): a k reads
+// TM/4 + TN/4 vec4s (LDS.128) for TM*TN FMAs, neighbouring invocations read neighbouring vec4s (no bank
+// conflicts; the A reads are broadcasts within a warp).
+// The B gather walks k incrementally: each invocation keeps (ci, kh, kw) of its B rows and advances them
+// by BK per step (constants), so there is no division by the window size inside the K loop.
 // Every output is stored once, by VKF_OUT0, with its bias added.
 // Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_CG u
 // (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW,
 // VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2);
 // VKF_GEMM_N u (N*OH*OW), VKF_GEMM_K u (CG*KH*KW), VKF_TILES_N u (column tiles), VKF_BM, VKF_BN, VKF_BK,
-// VKF_TM, VKF_TN (tile shape, uint; (BM/TM) * (BN/TN) == VKF_WORKGROUP_SIZE, which divides BM*BK and
-// BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1: 1x1 window, stride 1, no pads, so B is X's
-// [CG, H*W] planes and column p of an image reads X at p).
+// VKF_TM, VKF_TN (tile shape, uint; TM and TN multiples of 4; (BM/TM) * (BN/TN) == VKF_WORKGROUP_SIZE,
+// which divides BM*BK and BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1: 1x1 window,
+// stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -27,47 +30,73 @@ layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 #define VKF_HW uint(VKF_H * VKF_W)
 #define VKF_KHW uint(VKF_KH * VKF_KW)
 
-// A is stored k-major (each k's BM rows side by side) with one word of padding per k: the stores write
-// a column of k's at a time, which would otherwise all hit one bank.
-shared float vkf_a[VKF_BK][VKF_BM + 1u];
-shared float vkf_b[VKF_BK][VKF_BN];
+// A is stored k-major (each k's BM rows side by side) with one vec4 of padding per k, which spreads the
+// stores (a column of k's at a time) over 8 banks; B rows are stored as loaded (neighbouring columns).
+#define VKF_ROW_A (VKF_BM / 4u + 1u)
+#define VKF_ROW_B (VKF_BN / 4u)
+shared vec4 vkf_a[VKF_BK * VKF_ROW_A];
+shared vec4 vkf_b[VKF_BK * VKF_ROW_B];
 
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
 #define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_THREADS)
+#define VKF_A_STEP (VKF_THREADS / VKF_BK)  // tile rows between one invocation's A loads
+#define VKF_B_STEP (VKF_THREADS / VKF_BN)  // k's between one invocation's B loads
 
-// Where this invocation's loads come from, fixed over the K steps. A: column a_k of tile rows
-// a_m + i * (THREADS / BK); B: column b_n of tile rows b_k + i * (THREADS / BN); neighbouring
-// invocations load neighbouring words of W and of X.
+// Where this invocation's loads come from. A: column a_k of tile rows a_m + i * A_STEP; B: column b_n of
+// rows k0 + b_k + i * B_STEP, whose (ci, kh, kw) are kept in ci/kh/kw and advanced by BK per step.
+// Neighbouring invocations load neighbouring words of W and of X.
 struct VkfFetch {
-  uint a_k, a_m, b_k;
+  uint a_k, a_m;
   uint w_rows;      // W offset of the tile's first row
   uint rows_left;   // MG - the tile's first row
   bool col_inside;  // the B column is a real output position
   uint x_col;       // X offset of the column's image and group (pointwise: plus the column's position)
   int ih0, iw0;     // the column's window corner in X
+  uint ci[VKF_B_LOADS];
+  int kh[VKF_B_LOADS], kw[VKF_B_LOADS];
 };
+
+// BK as a step of (ci, kh, kw): BK = VKF_BK_CI * KH*KW + VKF_BK_KH * KW + VKF_BK_KW.
+#define VKF_BK_CI (VKF_BK / VKF_KHW)
+#define VKF_BK_KH int((VKF_BK % VKF_KHW) / uint(VKF_KW))
+#define VKF_BK_KW int((VKF_BK % VKF_KHW) % uint(VKF_KW))
 
 // The A and B values of K step k0 that this invocation stages (zero past the edges and in the pads).
 void vkf_fetch(const VkfFetch f, const uint k0, out float a[VKF_A_LOADS], out float b[VKF_B_LOADS]) {
   const uint ka = k0 + f.a_k;
   [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
-    const uint m = f.a_m + i * (VKF_THREADS / VKF_BK);
+    const uint m = f.a_m + i * VKF_A_STEP;
     a[i] = 0.0;
     if (m < f.rows_left && ka < VKF_GEMM_K) a[i] = VKF_IN1(f.w_rows + m * VKF_GEMM_K + ka);
   }
   [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
-    const uint k = k0 + f.b_k + i * (VKF_THREADS / VKF_BN);
     b[i] = 0.0;
-    if (f.col_inside && k < VKF_GEMM_K) {
 #if VKF_POINTWISE
-      b[i] = VKF_IN0(f.x_col + k * VKF_HW);
+    if (f.col_inside && f.ci[i] < VKF_CG) b[i] = VKF_IN0(f.x_col + f.ci[i] * VKF_HW);
 #else
-      const uint ci = k / VKF_KHW, tap = k % VKF_KHW;
-      const int ih = f.ih0 + int(tap / uint(VKF_KW)) * VKF_DH;
-      const int iw = f.iw0 + int(tap % uint(VKF_KW)) * VKF_DW;
-      if (uint(ih) < uint(VKF_H) && uint(iw) < uint(VKF_W)) b[i] = VKF_IN0(f.x_col + ci * VKF_HW + uint(ih * VKF_W + iw));
+    const int ih = f.ih0 + f.kh[i] * VKF_DH, iw = f.iw0 + f.kw[i] * VKF_DW;
+    if (f.col_inside && f.ci[i] < VKF_CG && uint(ih) < uint(VKF_H) && uint(iw) < uint(VKF_W))
+      b[i] = VKF_IN0(f.x_col + f.ci[i] * VKF_HW + uint(ih * VKF_W + iw));
 #endif
+  }
+}
+
+// Moves the B rows one K step on.
+void vkf_advance(inout VkfFetch f) {
+  [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
+    int kw = f.kw[i] + VKF_BK_KW, kh = f.kh[i] + VKF_BK_KH;
+    uint ci = f.ci[i] + VKF_BK_CI;
+    if (kw >= VKF_KW) {
+      kw -= VKF_KW;
+      ++kh;
     }
+    if (kh >= VKF_KH) {
+      kh -= VKF_KH;
+      ++ci;
+    }
+    f.ci[i] = ci;
+    f.kh[i] = kh;
+    f.kw[i] = kw;
   }
 }
 
@@ -76,11 +105,10 @@ void main() {
   const uint tx = tid % VKF_THREADS_N, ty = tid / VKF_THREADS_N;
   const uint g = gl_WorkGroupID.z;
   const uint m0 = gl_WorkGroupID.y * VKF_BM;
-  const uint b_n = tid % VKF_BN;
+  const uint b_n = tid % VKF_BN, b_k = tid / VKF_BN;
   VkfFetch f;
   f.a_k = tid % VKF_BK;
   f.a_m = tid / VKF_BK;
-  f.b_k = tid / VKF_BN;
   f.w_rows = (g * VKF_MG + m0) * VKF_GEMM_K;
   f.rows_left = VKF_MG - m0;
   for (uint tile = gl_WorkGroupID.x; tile < VKF_TILES_N; tile += gl_NumWorkGroups.x) {
@@ -97,39 +125,51 @@ void main() {
     f.ih0 = int(p / VKF_OW) * VKF_SH - VKF_PT;
     f.iw0 = int(p % VKF_OW) * VKF_SW - VKF_PL;
 #endif
+    [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
+      const uint k = b_k + i * VKF_B_STEP, tap = k % VKF_KHW;
+      f.ci[i] = k / VKF_KHW;
+      f.kh[i] = int(tap / uint(VKF_KW));
+      f.kw[i] = int(tap % uint(VKF_KW));
+    }
 
-    float acc[VKF_TM][VKF_TN];
+    vec4 acc[VKF_TM][VKF_TN / 4u];
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
-      [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) acc[i][j] = 0.0;
+      [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
 
     // Software pipelining: the next step's loads are issued before this step's multiply, so their
     // latency hides behind it.
     float a_next[VKF_A_LOADS], b_next[VKF_B_LOADS];
     vkf_fetch(f, 0u, a_next, b_next);
     for (uint k0 = 0u; k0 < VKF_GEMM_K; k0 += VKF_BK) {
-      [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) vkf_a[f.a_k][f.a_m + i * (VKF_THREADS / VKF_BK)] = a_next[i];
-      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) vkf_b[f.b_k + i * (VKF_THREADS / VKF_BN)][b_n] = b_next[i];
+      [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
+        const uint m = f.a_m + i * VKF_A_STEP;
+        vkf_a[f.a_k * VKF_ROW_A + m / 4u][m % 4u] = a_next[i];
+      }
+      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) vkf_b[(b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / 4u][b_n % 4u] = b_next[i];
       barrier();
-      if (k0 + VKF_BK < VKF_GEMM_K) vkf_fetch(f, k0 + VKF_BK, a_next, b_next);
+      if (k0 + VKF_BK < VKF_GEMM_K) {
+        vkf_advance(f);
+        vkf_fetch(f, k0 + VKF_BK, a_next, b_next);
+      }
       [[unroll]] for (uint k = 0u; k < VKF_BK; ++k) {
-        float a[VKF_TM], b[VKF_TN];
-        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) a[i] = vkf_a[k][ty + i * VKF_THREADS_M];
-        [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) b[j] = vkf_b[k][tx + j * VKF_THREADS_N];
+        vec4 a[VKF_TM / 4u], b[VKF_TN / 4u];
+        [[unroll]] for (uint c = 0u; c < VKF_TM / 4u; ++c) a[c] = vkf_a[k * VKF_ROW_A + c * VKF_THREADS_M + ty];
+        [[unroll]] for (uint c = 0u; c < VKF_TN / 4u; ++c) b[c] = vkf_b[k * VKF_ROW_B + c * VKF_THREADS_N + tx];
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
-          [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+          [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = fma(vec4(a[i / 4u][i % 4u]), b[j], acc[i][j]);
       }
       barrier();  // the next step overwrites the tiles
     }
 
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
-      const uint n = n0 + tx + j * VKF_THREADS_N;
+      const uint n = n0 + (j / 4u) * (VKF_THREADS_N * 4u) + tx * 4u + j % 4u;
       if (n >= VKF_GEMM_N) continue;
       const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
-        const uint m = m0 + ty + i * VKF_THREADS_M;
+        const uint m = m0 + (i / 4u) * (VKF_THREADS_M * 4u) + ty * 4u + i % 4u;
         if (m >= VKF_MG) continue;
         const uint channel = g * VKF_MG + m;
-        float y = acc[i][j];
+        float y = acc[i][j / 4u][j % 4u];
 #if VKF_HAS_BIAS
         y += VKF_IN2(channel);
 #endif

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "backend/device_plan.h"
+#include "host/op_registry.h"
+#include "host/ops/nn_support.h"
 #include "host/reference_eval.h"
 #include "support/gpu_context.h"
 #include "support/kernel_case.h"
@@ -55,6 +58,10 @@ const std::vector<KernelCase> kNnCases = {
     {"Conv", {{1, 3, 32, 30}, {16, 3, 7, 7}, {16}}, {{"strides", Ints{2, 2}}, {"pads", Ints{3, 3, 3, 3}}}},
     {"Conv", {{2, 40, 16, 16}, {64, 40, 3, 3}, {64}}, {{"pads", Ints{1, 1, 1, 1}}}},
     {"Conv", {{2, 24, 9, 10}, {36, 6, 3, 3}, {36}}, {{"group", 4.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+    // A resnet downsampling 3x3 (stride 2, K = 576: 18 steps whose (ci, kh, kw) walk wraps the window),
+    // and a pointwise conv whose column tiles straddle the two images.
+    {"Conv", {{1, 64, 15, 16}, {64, 64, 3, 3}, {64}}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
+    {"Conv", {{2, 20, 7, 9}, {45, 20, 1, 1}, {45}}},
     // Depthwise (one input channel per group): 3x3 and 5x5 stride 2, convnext's 7x7, rows narrower than
     // the outputs one invocation computes, and one input channel without groups.
     {"Conv", {{1, 32, 17, 16}, {32, 1, 3, 3}, {32}}, {{"group", 32.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
@@ -147,9 +154,81 @@ void check_values(const char* op, const std::vector<HostTensor>& inputs, const s
   }
 }
 
+// The implicit-GEMM tile, BK and workgroup grid Conv picks for X and W (pads 1 for a 3x3) on `plan`,
+// e.g. "64x64 4x4 bk32 49x1x1".
+std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
+  const OpDef* op = find_op("Conv");
+  REQUIRE(op != nullptr);
+  const std::vector<TensorInfo> in = {{x, DType::kF32}, {w, DType::kF32}};
+  AttrLists lists;
+  if (w[2] == 3) lists.emplace("pads", Ints{1, 1, 1, 1});
+  const float group[] = {1.0f};
+  auto launch = op->launch(in, TensorInfo{}, OpAttrs{group, lists}, plan);
+  REQUIRE_MESSAGE(launch.ok(), launch.status().to_string());
+  REQUIRE(launch->root == "roots/conv2d.glsl");
+  auto define = [&](std::string_view name) {
+    for (const auto& [key, value] : launch->defines)
+      if (key == name) return value.back() == 'u' ? value.substr(0, value.size() - 1) : value;
+    FAIL("no define " << name);
+    return std::string();
+  };
+  return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " bk" +
+         define("VKF_BK") + " " + std::to_string(launch->workgroups[0]) + "x" + std::to_string(launch->workgroups[1]) +
+         "x" + std::to_string(launch->workgroups[2]);
+}
+
+DevicePlan conv_plan(std::uint32_t shared_memory_bytes, std::uint32_t max_workgroup_invocations) {
+  DevicePlan plan;
+  plan.shared_memory_bytes = shared_memory_bytes;
+  plan.max_workgroup_invocations = max_workgroup_invocations;
+  plan.subgroup_size = 32;
+  plan.max_groups_x = 2147483647u;
+  return plan;
+}
+
 }  // namespace
 
 std::span<const KernelCase> nn_cases() { return kNnCases; }
+
+TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
+  const DevicePlan h100 = conv_plan(49152, 1024);
+  // Batch-1 layers: 4x4 micro-tiles at least (vec4 fragment reads), spread over the 132 SMs.
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "64x64 4x4 bk32 49x1x1");     // resnet50 layer1 3x3
+  CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "64x64 4x4 bk32 49x1x1");   // resnet50 1x1 reduce
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "64x64 4x4 bk32 1x8x1");     // resnet50 layer4 3x3
+  CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "64x64 4x4 bk32 196x2x1");  // vgg11 conv2
+  CHECK(conv_tile({1, 3, 224, 224}, {64, 3, 3, 3}, h100) == "64x128 4x8 bk16 392x1x1");    // vgg11 conv1
+  // Many waves: the larger micro-tiles' fewer reads per FMA win.
+  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 bk16 784x1x1");
+  // 128 invocations (Vulkan's minimum) and 64: only the tiles that fit; 16 KB: BK halves until A and B
+  // take at most half of it.
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 bk16 98x1x1");
+  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 bk16 49x1x1");
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 bk16 98x2x1");
+  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, conv_plan(16384, 1024)) == "128x128 8x8 bk8 784x1x1");
+  // A tile forced for the tests below.
+  {
+    const ScopedConvTile forced(0);
+    CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "128x128 8x8 bk16 25x1x1");
+  }
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "64x64 4x4 bk32 49x1x1");
+}
+
+// Lavapipe-sized layers pick the 64x64 tile; every other tile runs the Conv cases here.
+TEST_CASE("Conv matches its CPU reference with every implicit-GEMM tile") {
+  std::uint32_t seed = 900;
+  for (std::size_t tile = 0; tile < conv_tile_count(); ++tile) {
+    const ScopedConvTile forced(tile);
+    CAPTURE(tile);
+    for (const KernelCase& c : nn_cases()) {
+      if (std::string_view(c.op) != "Conv" || c.inputs[1][1] == 1) continue;  // depthwise: its own root
+      CAPTURE(shape_to_string(c.inputs[0]));
+      CAPTURE(shape_to_string(c.inputs[1]));
+      check_kernel_case(c, tile % 2 ? DType::kF16 : DType::kF32, seed++);
+    }
+  }
+  CHECK(validation_errors() == 0);
+}
 
 TEST_CASE("Gemm, Conv, ConvTranspose and pooling match their CPU references in f32 and f16") {
   std::uint32_t seed = 100;
