@@ -3,11 +3,15 @@
 // of the recorded dispatch; median of the runs; TFLOP/s counts 2 n^3 flops. Also prints the blocking
 // the launcher chose for the device and the worst relative error of a few output elements against a
 // CPU dot product, so a fast wrong kernel does not go unnoticed. Not a test: it asserts nothing.
+// --tiles measures each listed blocking of roots/gemm_tiled.glsl (force_gemm_tile) instead of the
+// launcher's choice, e.g. to compare 128x128x8 with 128x128x16 on one GPU; "auto" is the choice.
 //
 //   vkfuse_bench_gemm [--sizes 1024,2048,4096,8192] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
+//                     [--tiles auto,128x128x16:8x8,128x256x8:8x16,...]  (bm x bn x bk : tm x tn)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -28,12 +32,21 @@ std::string arg(int argc, char** argv, const std::string& flag, const std::strin
   return fallback;
 }
 
-std::vector<std::int64_t> parse_list(const std::string& text) {
-  std::vector<std::int64_t> out;
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
+  while (std::getline(in, item, separator)) out.push_back(item);
   return out;
+}
+
+// "128x128x16:8x8" -> the tile; "auto" -> none (the launcher's choice); std::nullopt for anything else.
+std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
+  if (text == "auto") return std::optional<GemmTile>();
+  unsigned bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  char end = 0;
+  if (std::sscanf(text.c_str(), "%ux%ux%u:%ux%u%c", &bm, &bn, &bk, &tm, &tn, &end) != 5) return std::nullopt;
+  return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn});
 }
 
 std::string describe(const GemmTiling& t) {
@@ -111,7 +124,8 @@ Measured measure(const Context& context, std::int64_t n, DType dtype, int runs, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::int64_t> sizes = parse_list(arg(argc, argv, "--sizes", "1024,2048,4096,8192"));
+  std::vector<std::int64_t> sizes;
+  for (const std::string& text : split(arg(argc, argv, "--sizes", "1024,2048,4096,8192"), ',')) sizes.push_back(std::stoll(text));
   const std::string dtype_flag = arg(argc, argv, "--dtype", "both");
   const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
   const int min_iterations = std::stoi(arg(argc, argv, "--min-iterations", "3"));
@@ -121,6 +135,15 @@ int main(int argc, char** argv) {
   if (dtypes.empty()) {
     std::fprintf(stderr, "--dtype takes f32, f16 or both, not %s\n", dtype_flag.c_str());
     return 2;
+  }
+  std::vector<std::optional<GemmTile>> tiles;
+  for (const std::string& text : split(arg(argc, argv, "--tiles", "auto"), ',')) {
+    const auto tile = parse_tile(text);
+    if (!tile) {
+      std::fprintf(stderr, "--tiles takes auto or BMxBNxBK:TMxTN items, not %s\n", text.c_str());
+      return 2;
+    }
+    tiles.push_back(*tile);
   }
 
   auto context = Context::create({});
@@ -134,17 +157,23 @@ int main(int argc, char** argv) {
               device.driver.c_str(), device.api_version.c_str(), plan.shared_memory_bytes, plan.max_workgroup_invocations);
   std::printf("| n | storage | median ms | TFLOP/s | max rel. error (16 samples) | blocking |\n");
   std::printf("|---:|---|---:|---:|---:|---|\n");
-  for (const DType dtype : dtypes)
-    for (const std::int64_t n : sizes) {
-      const Measured m = measure(*context, n, dtype, runs, min_iterations);
-      if (m.ms <= 0) continue;
-      GemmProblem problem;
-      problem.m = problem.n = problem.k = n;
-      problem.a_stride_m = problem.b_stride_k = n;
-      const double tflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (m.ms * 1e-3) / 1e12;
-      std::printf("| %lld | %s | %.3f | %.3f | %.1e | %s |\n", static_cast<long long>(n), dtype_name(dtype), m.ms, tflops,
-                  m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());
-      std::fflush(stdout);
+  for (const std::optional<GemmTile>& tile : tiles) {
+    if (Status status = force_gemm_tile(tile, plan); !status.ok()) {
+      std::fprintf(stderr, "%s\n", status.to_string().c_str());
+      continue;
     }
+    for (const DType dtype : dtypes)
+      for (const std::int64_t n : sizes) {
+        const Measured m = measure(*context, n, dtype, runs, min_iterations);
+        if (m.ms <= 0) continue;
+        GemmProblem problem;
+        problem.m = problem.n = problem.k = n;
+        problem.a_stride_m = problem.b_stride_k = n;
+        const double tflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (m.ms * 1e-3) / 1e12;
+        std::printf("| %lld | %s | %.3f | %.3f | %.1e | %s |\n", static_cast<long long>(n), dtype_name(dtype), m.ms, tflops,
+                    m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());
+        std::fflush(stdout);
+      }
+  }
   return 0;
 }

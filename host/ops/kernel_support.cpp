@@ -36,13 +36,16 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
 namespace {
 
 // Tiles of roots/gemm_tiled.glsl, largest first. 128x128 with an 8x8 register block per invocation is
-// the classic fp32 SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations, two
-// 8-deep slices of A and B in 17 KB. The smaller tiles keep enough workgroups in flight when M * N is
-// small (64x64 with the same 8x8 block; 32x32 with 4x4 for the smallest products).
+// the classic fp32 SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations. The
+// smaller tiles keep enough workgroups in flight when M * N is small (64x64 with the same 8x8 block;
+// 32x32 with 4x4 for the smallest products). Each is 16 deep where two stages of that fit the device
+// (128x128x16: 33 KB, an H100's 48 KB yes, lavapipe's 32 KB no), else 8: a deeper step halves the
+// barriers per FMA and gives the next step's global loads twice the multiply to arrive behind.
 struct TileShape {
-  std::uint32_t bm, bn, bk, tm, tn;
+  std::uint32_t bm, bn, tm, tn;
 };
-constexpr TileShape kTiles[] = {{128, 128, 8, 8, 8}, {64, 64, 8, 8, 8}, {32, 32, 8, 4, 4}};
+constexpr TileShape kTiles[] = {{128, 128, 8, 8}, {64, 64, 8, 8}, {32, 32, 4, 4}};
+constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
 // A tile is taken only if it yields this many workgroups (or is the smallest that fits): about one
 // per streaming multiprocessor of the largest GPUs (an H100 has 132). Fewer leaves cores idle, which
@@ -52,11 +55,27 @@ constexpr std::int64_t kFillWorkgroups = 128;
 // At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
 constexpr std::int64_t kSkinnyMaxRows = 4;
 
+// force_gemm_tile's setting.
+std::optional<GemmTile> g_forced_tile;
+
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-std::uint32_t tiled_shared_bytes(const TileShape& t, std::uint32_t stages) {
+std::uint32_t tiled_threads(const GemmTile& t) { return (t.bm / t.tm) * (t.bn / t.tn); }
+
+std::uint32_t tiled_shared_bytes(const GemmTile& t, std::uint32_t stages) {
   // vec4 rows of bm / 4 + 1 (A) and bn / 4 + 1 (B) for each of bk, per stage (the +1 is padding).
   return stages * t.bk * ((t.bm / 4 + 1) + (t.bn / 4 + 1)) * 16;
+}
+
+bool tile_fits(const GemmTile& t, const DevicePlan& device) {
+  return tiled_threads(t) <= device.max_workgroup_invocations && tiled_shared_bytes(t, 1) <= device.shared_memory_bytes;
+}
+
+// The tile of `shape` on `device`: 16 deep if two stages of that fit, else 8.
+GemmTile with_depth(const TileShape& shape, const DevicePlan& device) {
+  GemmTile t{shape.bm, shape.bn, kDeepBk, shape.tm, shape.tn};
+  if (tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
+  return t;
 }
 
 }  // namespace
@@ -76,24 +95,54 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
     return tiling;
   }
-  const TileShape* chosen = nullptr;
-  for (const TileShape& t : kTiles) {
-    const std::uint32_t threads = (t.bm / t.tm) * (t.bn / t.tn);
-    if (threads > device.max_workgroup_invocations || tiled_shared_bytes(t, 1) > device.shared_memory_bytes) continue;
-    chosen = &t;
-    if (p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn) >= kFillWorkgroups) break;
+  // The last tile (32x32x8: 64 invocations, 4.6 KB) fits every Vulkan device.
+  const TileShape& last = kTiles[std::size(kTiles) - 1];
+  GemmTile t{last.bm, last.bn, kShallowBk, last.tm, last.tn};
+  if (g_forced_tile && tile_fits(*g_forced_tile, device)) {
+    t = *g_forced_tile;
+  } else {
+    for (const TileShape& shape : kTiles) {
+      const GemmTile candidate = with_depth(shape, device);
+      if (!tile_fits(candidate, device)) continue;
+      t = candidate;
+      if (p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn) >= kFillWorkgroups) break;
+    }
   }
-  // The last tile (32x32: 64 invocations, 4.6 KB) fits every Vulkan device.
-  const TileShape& t = chosen ? *chosen : kTiles[std::size(kTiles) - 1];
   tiling.bm = t.bm;
   tiling.bn = t.bn;
   tiling.bk = t.bk;
   tiling.tm = t.tm;
   tiling.tn = t.tn;
-  tiling.workgroup_size = (t.bm / t.tm) * (t.bn / t.tn);
+  tiling.workgroup_size = tiled_threads(t);
   tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
   tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
   return tiling;
+}
+
+Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
+  if (tile) {
+    const GemmTile& t = *tile;
+    const std::string name = std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + " with " +
+                             std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation";
+    // roots/gemm_tiled.glsl: register blocks of vec4s; every invocation loads the same number of
+    // elements of each slice; slices read along K in runs of 8 (or all of a shallower one).
+    const bool shaped = t.tm > 0 && t.tn > 0 && t.bk > 0 && (t.bk <= 8 || t.bk % 8 == 0) && t.tm % 4 == 0 && t.tn % 4 == 0 &&
+                        t.bm % t.tm == 0 &&
+                        t.bn % t.tn == 0 && (t.bm * t.bk) % tiled_threads(t) == 0 &&
+                        (t.bk * t.bn) % tiled_threads(t) == 0;
+    if (!shaped)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "GEMM tile " + name + ": tm and tn must be multiples of 4 dividing bm and bn, bk at most 8 or a "
+                        "multiple of 8, and each slice (bm x bk, bk x bn) a multiple of the " + std::to_string(tiled_threads(t)) + " invocations");
+    if (!tile_fits(t, device))
+      return make_error(ErrorCode::kInvalidArgument,
+                        "GEMM tile " + name + " needs " + std::to_string(tiled_threads(t)) + " invocations and " +
+                        std::to_string(tiled_shared_bytes(t, 1)) + " B of shared memory; the device has " +
+                        std::to_string(device.max_workgroup_invocations) + " and " +
+                        std::to_string(device.shared_memory_bytes) + " B");
+  }
+  g_forced_tile = tile;
+  return {};
 }
 
 KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {

@@ -1,6 +1,7 @@
 // Helpers the kernel-op tables share: defines, dispatch sizes, batch broadcasting, shape checks.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,10 @@ enum class GemmKernel {
   kTiled,   // roots/gemm_tiled.glsl: bm x bn tiles, K in bk steps through shared memory, tm x tn per invocation
   kSkinny,  // roots/gemm_skinny.glsl: bm (<= 4) rows x bn columns, k_lanes invocations per column split K
 };
+// One blocking of roots/gemm_tiled.glsl: bm x bn output tiles, K in bk steps, tm x tn per invocation.
+struct GemmTile {
+  std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+};
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
   std::uint32_t bm = 0, bn = 0, bk = 0;
@@ -48,8 +53,14 @@ struct GemmTiling {
 };
 
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows, otherwise the largest tile that
-// fits the device and still gives the GPU enough workgroups (host/ops/kernel_support.cpp says how).
+// fits the device and still gives the GPU enough workgroups, 16 deep where two stages of that fit
+// (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
+// For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
+// `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt
+// restores the rule. Process-wide and not thread-safe: set it before building sessions, from one thread.
+// Fails (and leaves the setting alone) when the tile is not a valid blocking on `device`.
+Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device);
 // The launch of the chosen root: template, defines (sizes, strides, tiling) and a 1-D grid of tiles,
 // clamped to the device (the roots loop over the rest).
 KernelLaunch gemm_launch(const GemmProblem& problem, const DevicePlan& device);

@@ -2,8 +2,9 @@
 // alpha / beta * C through VKF_GEMM_VALUE). A workgroup computes VKF_BM x VKF_BN output tiles (looping
 // when the grid is clamped to the device), walking K in VKF_BK steps: each step's slices of A and B go
 // global -> registers -> shared memory, A stored k-major (transposed on the way) so that an invocation
-// reads its rows, like its columns, as vec4s; rows of VKF_BM + 4 floats keep the stores free of bank
-// conflicts whichever way the loads run. Each invocation accumulates a VKF_TM x VKF_TN block in fp32
+// reads its rows, like its columns, as vec4s; rows of VKF_BM + 4 floats, and runs of at most 8 k per
+// row where an operand is loaded along K, keep the stores free of bank conflicts whichever way the
+// loads run. Each invocation accumulates a VKF_TM x VKF_TN block in fp32
 // registers, its rows and columns in groups of 4 spread over the tile (conflict-free vec4 reads).
 // With VKF_STAGES 2 the next slices are loaded from memory while the current ones are multiplied, one
 // barrier per step. Elements past M, N, K load as zero and stores are guarded; every output element is
@@ -37,15 +38,25 @@ uvec2 vkf_slot(uint i, uint run) {
   const uint e = gl_LocalInvocationID.x + i * kThreads;
   return uvec2(e / run, e % run);
 }
+// The same for an operand contiguous along K, as (row, k) of a `rows` x VKF_BK slice stored k-major:
+// consecutive invocations take runs of (at most) 8 k, one 32-byte sector, then the next row. A warp then
+// stores 8 k of 4 rows: rows of VKF_BM + 4 floats put those 32 elements in 32 different banks (runs of
+// 16 k would put k and k + 8 of a row in one bank).
+const uint kRunK = min(VKF_BK, 8u);
+uvec2 vkf_slot_k(uint i, uint rows) {
+  const uint e = gl_LocalInvocationID.x + i * kThreads;
+  const uint run = e / kRunK;
+  return uvec2(run % rows, (run / rows) * kRunK + e % kRunK);
+}
 #if VKF_A_K_FAST
-#define VKF_A_SLOT(i) vkf_slot(i, VKF_BK)  // (m, k) within the slice
+#define VKF_A_SLOT(i) vkf_slot_k(i, VKF_BM)  // (m, k) within the slice
 #else
 #define VKF_A_SLOT(i) vkf_slot(i, VKF_BM).yx
 #endif
 #if VKF_B_N_FAST
 #define VKF_B_SLOT(i) vkf_slot(i, VKF_BN)  // (k, n) within the slice
 #else
-#define VKF_B_SLOT(i) vkf_slot(i, VKF_BK).yx
+#define VKF_B_SLOT(i) vkf_slot_k(i, VKF_BN).yx
 #endif
 
 void main() {

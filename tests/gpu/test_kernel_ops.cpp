@@ -7,6 +7,7 @@
 
 #include "host/context_impl.h"
 #include "host/op_registry.h"
+#include "host/ops/kernel_support.h"
 #include "support/gpu_context.h"
 #include "support/kernel_case.h"
 
@@ -15,8 +16,9 @@ namespace vkfuse::testing {
 namespace {
 
 // The GEMM roots' edges: sizes that are not multiples of a tile in any dimension, K below one slice
-// (8) and far above it, every blocking (the test below checks which one each size picks), batches
-// broadcast either way, and the skinny root's few rows.
+// (8 or 16) and far above it, every blocking (the tests below check which one each size picks, and
+// force the ones lavapipe's limits do not pick), batches broadcast either way, and the skinny root's
+// few rows.
 const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{7, 13}, {13, 5}}},
     {"MatMul", {{1, 1}, {1, 1}}},
@@ -28,14 +30,15 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{32, 129, 7}, {7, 129}}},              // 128x128 tiles, 2x2 per batch with 1-row / 1-column edges; K < 8
     {"MatMul", {{2, 4, 200, 33}, {4, 33, 200}}},       // 64x64 tiles; B's batch broadcast over A's first dimension
     {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles, K of 125 slices
-    {"MatMul", {{64, 16}, {16, 96}}},                  // whole 32x32 tiles: no bounds checks
+    {"MatMul", {{64, 16}, {16, 96}}},                  // whole 32x32 tiles: no bounds checks, one K step
+    {"MatMul", {{256, 48}, {48, 256}}},                // whole tiles of every size, K of 3 (or 6) steps
     {"MatMul", {{5, 130}, {130, 7}}},                  // one row past the skinny root
     {"MatMul", {{1, 777}, {777, 50}}},                 // one row, long K split over the lanes
     {"MatMul", {{2, 1, 37, 9}, {3, 9, 40}}},           // batches broadcast both ways, tiled
 };
 
-// The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128 2" (tile, stages)
-// or "skinny 4x32" (rows x columns per workgroup).
+// The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
+// stages) or "skinny 4x32" (rows x columns per workgroup).
 std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan) {
   const OpDef* op = find_op("MatMul");
   REQUIRE(op != nullptr);
@@ -51,8 +54,16 @@ std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& pl
   };
   if (launch->root == "roots/gemm_skinny.glsl") return "skinny " + define("VKF_ROWS") + "x" + define("VKF_COLS");
   REQUIRE(launch->root == "roots/gemm_tiled.glsl");
-  return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_STAGES");
+  return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES");
 }
+
+// Clears force_gemm_tile's setting however the test leaves its scope.
+struct ForcedTileReset {
+  ForcedTileReset() = default;
+  ForcedTileReset(const ForcedTileReset&) = delete;
+  ForcedTileReset& operator=(const ForcedTileReset&) = delete;
+  ~ForcedTileReset() { (void)force_gemm_tile(std::nullopt, DevicePlan{}); }
+};
 
 DevicePlan plan_with(std::uint32_t shared_memory_bytes, std::uint32_t max_workgroup_invocations) {
   DevicePlan plan;
@@ -76,24 +87,54 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
 }
 
 TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
+  // 16-deep slices where two stages fit: everywhere on an H100 (48 KB); on lavapipe (32 KB) all but
+  // the 128x128 tile (two stages of 128x128x16 take 33 KB).
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
   for (const DevicePlan& plan : {lavapipe, h100}) {
-    CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 128x128 2");
-    CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 64x64 2");
-    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32 2");
-    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32 2");
-    CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == "tiled 128x128 2");
-    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64 2");
-    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32 2");  // batch-1 ViT: enough workgroups
+    CAPTURE(plan.shared_memory_bytes);
+    const std::string large = plan.shared_memory_bytes >= 33792 ? "tiled 128x128x16 2" : "tiled 128x128x8 2";
+    CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == large);
+    CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 64x64x16 2");
+    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32x16 2");
+    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2");
+    CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
+    CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
+    CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 256 workgroups of 128x128
+    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64x16 2");  // 128x128: only 64
+    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2");  // batch-1 ViT: enough workgroups
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
-    CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32 2");
+    CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({4, 13}, {13}, plan) == "skinny 4x8");  // one column: 32 lanes of K for it
   }
-  // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile; 16 KB and 256 invocations: one stage.
-  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 128)) == "tiled 64x64 2");
-  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 256)) == "tiled 128x128 1");
+  // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile, and 8-deep slices (two stages of
+  // 64x64x16 take 17 KB); 16 KB and 256 invocations: 128x128x8 in one stage.
+  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 128)) == "tiled 64x64x8 2");
+  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 256)) == "tiled 128x128x8 1");
+  CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2");
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
+}
+
+TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must fit the device") {
+  const ForcedTileReset reset;
+  const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
+  REQUIRE(force_gemm_tile(GemmTile{128, 256, 8, 8, 16}, h100).ok());
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x256x8 2");
+  CHECK(matmul_blocking({4, 13}, {13}, h100) == "skinny 4x8");  // a few rows stay skinny
+  REQUIRE(force_gemm_tile(GemmTile{128, 128, 16, 8, 8}, lavapipe).ok());
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x128x16 1");  // 2 stages: 33 KB
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 2");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan_with(16384, 1024)) == "tiled 64x64x8 2");  // no fit: the rule
+  REQUIRE(force_gemm_tile(std::nullopt, h100).ok());
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 64x64x16 2");
+  // Rejected, and the rule stays: a block that is not vec4s, a slice the invocations do not divide, a
+  // tile past the device.
+  CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 8, 6, 8}, h100).ok());
+  CHECK_FALSE(force_gemm_tile(GemmTile{128, 128, 4, 4, 4}, h100).ok());  // 1024 invocations, 512 elements of A
+  CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 12, 8, 8}, h100).ok());   // runs of 8 k
+  CHECK_FALSE(force_gemm_tile(GemmTile{256, 256, 32, 8, 8}, lavapipe).ok());  // 65 KB
+  CHECK_FALSE(force_gemm_tile(GemmTile{256, 256, 8, 4, 4}, h100).ok());  // 4096 invocations
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 64x64x16 2");
 }
 
 // The blockings the device above does not pick run here too: the test's context plans as a device with
@@ -112,6 +153,32 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
     }
   }
   plan = saved;
+  CHECK(validation_errors() == 0);
+}
+
+// The blockings a larger device picks (or a benchmark may force) that lavapipe's limits keep the rule
+// from picking: 128x128x16 (one stage here, two on an H100), 128x256 with 16 columns per invocation,
+// and 64x64x16 in f16 too; MatMul's cases and Gemm's (every transA / transB, so each operand is read
+// along K and across it).
+TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
+  const ForcedTileReset reset;
+  const DevicePlan& plan = gpu_context().impl()->plan;
+  std::uint32_t seed = 900;
+  for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8}}) {
+    REQUIRE(force_gemm_tile(tile, plan).ok());
+    CAPTURE(tile.bm);
+    CAPTURE(tile.bn);
+    CAPTURE(tile.bk);
+    for (auto cases : {matmul_cases(), nn_cases()})
+      for (const KernelCase& c : cases) {
+        if (std::string_view(c.op) != "MatMul" && std::string_view(c.op) != "Gemm") continue;
+        CAPTURE(c.op);
+        CAPTURE(shape_to_string(c.inputs[0]));
+        check_kernel_case(c, DType::kF32, seed++);
+        if (tile.bm == 64) check_kernel_case(c, DType::kF16, seed++);
+      }
+  }
+  REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
   CHECK(validation_errors() == 0);
 }
 
