@@ -178,7 +178,7 @@ Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<Kerne
   for (const KernelInput& input : inputs) {
     stage.access.push_back(classify(input, shape_numel(shape)));
     int b = -1;
-    if (!input.is_literal) {
+    if (input.bindings() > 0) {
       auto it = input.buffer < 0 ? shared.end() : shared.find(input.buffer);
       if (it != shared.end()) {
         b = it->second;
@@ -217,7 +217,23 @@ Status check_spec(const KernelSpec& spec) {
     for (const KernelInput& input : spec.inputs)
       if (input.is_literal || !input.strides.empty() || input.offset != 0)
         return fail("kernel roots read whole contiguous tensors");
+      else if (input.load >= 0 && static_cast<std::size_t>(input.load) >= spec.loads.size())
+        return fail("an argument's load is out of range");
     if (!spec.ops.empty() || spec.is_reduce()) return fail("kernel roots have no pre stage");
+    // Loads: one per computed argument, in argument order, each a well-formed chain over inputs
+    // that broadcast to the argument.
+    std::size_t computed = 0;
+    for (const KernelInput& input : spec.inputs) {
+      if (input.load < 0) continue;
+      if (input.load != static_cast<int>(computed++)) return fail("loads out of argument order");
+      const KernelLoad& load = spec.loads[static_cast<std::size_t>(input.load)];
+      for (const KernelInput& in : load.inputs)
+        if (!in.is_literal && !broadcasts_to(in.shape, input.shape))
+          return fail("load input of shape " + shape_to_string(in.shape) + " does not broadcast to the argument " +
+                      shape_to_string(input.shape));
+      VKFUSE_TRY(check_operands(spec, load.ops, load.inputs.size(), 0));
+    }
+    if (computed != spec.loads.size()) return fail("a load no argument uses");
     if (spec.reduced != spec.domain) return fail("a kernel root's post stage runs over its output");
     for (const KernelOutput& output : spec.outputs)
       if (output.pre_stage) return fail("kernel roots store through their post stage");
@@ -338,7 +354,7 @@ std::int64_t reduce_inner(const KernelSpec& spec) {
 }  // namespace
 
 std::uint32_t KernelInput::bindings() const {
-  if (is_literal) return 0;
+  if (is_literal || load >= 0) return 0;
   if (chunk_elements <= 0) return 1;
   return static_cast<std::uint32_t>((shape_numel(shape) + chunk_elements - 1) / chunk_elements);
 }
@@ -351,6 +367,8 @@ uint32_t count_bindings(const KernelSpec& spec) {
   std::map<int, int> shared;
   int next_binding = 0;
   make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
+  for (std::size_t l = 0; l < spec.loads.size(); ++l)
+    make_stage(spec.loads[l].inputs, spec.loads[l].ops, {}, "", shared, next_binding);
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size());
 }
@@ -364,38 +382,60 @@ std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {
 namespace {
 
 // Kernel roots: the op's template behind typed load/store macros, so one template serves every dtype.
-// VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call that runs the post stage on v (the
-// anchor's value, `red0`) with the post inputs loaded at i and stores every output there.
-std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const Stage& post, int first_output_binding) {
+// VKF_IN<k>(i) is a plain load, a chunk pick (a tensor larger than one binding), or a pre-fused chain
+// evaluated at element i (`loads`). VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call that
+// runs the post stage on v (the anchor's value, `red0`) with the post inputs loaded at i and stores
+// every output there.
+std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
+                             const Stage& post, int first_output_binding) {
   std::ostringstream out;
   for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
   std::set<std::pair<int, bool>> declared;
-  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
-    const KernelInput& input = spec.inputs[k];
-    const int first = pre.binding[k];
-    const int chunks = static_cast<int>(input.bindings());
-    for (int b = first; b < first + chunks; ++b)
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k)
+    for (int b = pre.binding[k]; b < pre.binding[k] + static_cast<int>(spec.inputs[k].bindings()); ++b)
       if (declared.insert({b, false}).second)
         out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
-            << glsl_storage_type(input.dtype) << " d[]; } vkf_b" << b << ";\n";
+            << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } vkf_b" << b << ";\n";
+  for (const Stage& load : loads) load.declare(out, declared);
+  post.declare(out, declared);
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    const int b = first_output_binding + static_cast<int>(k);
+    out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
+        << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
+  }
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    const KernelInput& input = spec.inputs[k];
+    if (input.load >= 0) {
+      // Pre-fusion: the chain at element i of the argument.
+      const Stage& load = loads[static_cast<std::size_t>(input.load)];
+      const KernelLoad& chain = spec.loads[static_cast<std::size_t>(input.load)];
+      const std::string name = "vkf_chain" + std::to_string(k);
+      out << load.function(name, {}, {{chain.value, input.dtype}}) << "\n";
+      const char* type = glsl_register_type(input.dtype);
+      out << type << " vkf_load" << k << "(uint i) {\n";
+      std::istringstream loads_at_i(load.scalar_loads("i"));
+      for (std::string line; std::getline(loads_at_i, line);) out << "  " << line << "\n";
+      std::vector<std::string> args = load.call_inputs("");
+      args.push_back("r");
+      out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
+      out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";
+      continue;
+    }
+    const int first = pre.binding[k];
+    const int chunks = static_cast<int>(input.bindings());
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
       continue;
     }
     // A chunked tensor: element i lives in chunk i / chunk_elements.
     const std::string size = std::to_string(input.chunk_elements) + "u";
-    out << glsl_register_type(input.dtype) << " vkf_in" << k << "_load(uint i) {\n  const uint c = i / " << size << ", j = i - c * " << size << ";\n";
+    out << glsl_register_type(input.dtype) << " vkf_in" << k << "_load(uint i) {\n  const uint c = i / " << size
+        << ", j = i - c * " << size << ";\n";
     for (int c = 0; c < chunks - 1; ++c)
       out << "  if (c == " << c << "u) return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + c) + ".d[j]")
           << ";\n";
     out << "  return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + chunks - 1) + ".d[j]") << ";\n}\n";
     out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
-  }
-  post.declare(out, declared);
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    const int b = first_output_binding + static_cast<int>(k);
-    out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
-        << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
   }
   const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
   const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
@@ -408,8 +448,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const Sta
   for (const KernelOutput& output : spec.outputs) results.push_back({output.value, output.dtype});
   out << post.function("vkf_post", {"in float red0"}, results) << "\n";
   out << "void vkf_store0(uint i, float v) {\n";
-  std::istringstream loads(post.scalar_loads("i"));
-  for (std::string line; std::getline(loads, line);) out << "  " << line << "\n";
+  std::istringstream post_loads(post.scalar_loads("i"));
+  for (std::string line; std::getline(post_loads, line);) out << "  " << line << "\n";
   std::vector<std::string> args{"v"};
   for (const std::string& a : post.call_inputs("")) args.push_back(a);
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
@@ -430,6 +470,11 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   std::map<int, int> shared;
   int next_binding = 0;
   const Stage pre = make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
+  std::vector<Stage> loads;
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k)
+    if (const int l = spec.inputs[k].load; l >= 0)
+      loads.push_back(make_stage(spec.loads[static_cast<std::size_t>(l)].inputs, spec.loads[static_cast<std::size_t>(l)].ops,
+                                 spec.inputs[k].shape, "l", shared, next_binding));
   const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   const int first_output_binding = next_binding;
 
@@ -438,7 +483,9 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     uses_f16 |= dtype == DType::kF16;
     uses_u8 |= dtype == DType::kBool;
   };
-  for (const KernelInput& input : spec.inputs) if (!input.is_literal) note(input.dtype);
+  for (const KernelInput& input : spec.inputs) if (input.bindings() > 0) note(input.dtype);
+  for (const KernelLoad& load : spec.loads)
+    for (const KernelInput& input : load.inputs) if (!input.is_literal) note(input.dtype);
   for (const KernelInput& input : spec.post_inputs) if (!input.is_literal) note(input.dtype);
   for (const KernelOutput& output : spec.outputs) note(output.dtype);
 
@@ -476,14 +523,16 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   }
   src << prelude << "\n";
   std::set<std::string> included;
-  for (const auto* ops : {&spec.ops, &spec.post_ops})
+  std::vector<const std::vector<KernelOp>*> op_lists{&spec.ops, &spec.post_ops};
+  for (const KernelLoad& load : spec.loads) op_lists.push_back(&load.ops);
+  for (const auto* ops : op_lists)
     for (const KernelOp& op : *ops) {
       if (!included.insert(op.snippet).second) continue;
       VKFUSE_ASSIGN_OR_RETURN(std::string_view snippet, find_shader(op.snippet));
       src << "// ---- " << op.snippet << "\n" << snippet << "\n";
     }
   if (spec.is_kernel()) {
-    src << kernel_root_body(spec, pre, post, first_output_binding) << "// ---- " << root_path << "\n" << root;
+    src << kernel_root_body(spec, pre, loads, post, first_output_binding) << "// ---- " << root_path << "\n" << root;
     return src.str();
   }
   std::ostringstream declarations;

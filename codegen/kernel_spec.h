@@ -25,6 +25,9 @@ struct KernelInput {
   // Kernel roots only: a tensor larger than one storage-buffer binding is bound as consecutive chunks
   // of this many elements, one binding each (0: one binding). VKF_IN<k>(i) picks the chunk.
   std::int64_t chunk_elements = 0;
+  // Kernel roots only (pre-fusion): the argument is computed in the loads by KernelSpec::loads[load]
+  // instead of being read from a binding of its own (-1).
+  int load = -1;
 
   std::uint32_t bindings() const;  // storage buffers this input binds (0 for a literal)
 };
@@ -57,6 +60,14 @@ struct KernelOutput {
 
 enum class KernelCombine { kSum, kMax, kMin, kProd };
 
+// Pre-fusion: a kernel root's argument computed where the template loads it. VKF_IN<k>(i) loads
+// `inputs` at element i of the argument's shape (they broadcast to it), runs `ops` and yields `value`.
+struct KernelLoad {
+  std::vector<KernelInput> inputs;
+  std::vector<KernelOp> ops;
+  KernelOperand value;
+};
+
 // One reduction of a reduce root: folds `operand` (a pre-stage operand) over the trailing axes.
 struct KernelReduction {
   KernelOperand operand;
@@ -85,16 +96,17 @@ struct KernelSpec {
 
   // Kernel root (when `kernel_root` is set): an op's own template (MatMul, Conv, ...) that reads the
   // contiguous `inputs` through VKF_IN<k>(i) and writes outputs[0] through VKF_OUT0(i, v).
-  std::string kernel_root;                                          // "roots/matmul.glsl"
+  std::string kernel_root;                                          // "roots/gemm_tiled.glsl"
   std::vector<std::pair<std::string, std::string>> kernel_defines;  // the op's constants
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
+  std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
 
   bool is_reduce() const { return !reductions.empty(); }
   bool is_kernel() const { return !kernel_root.empty(); }
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
-// then of the post inputs (both in order of first use), then the outputs.
+// then of each load's inputs, then of the post inputs (all in order of first use), then the outputs.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

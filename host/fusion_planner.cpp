@@ -65,6 +65,7 @@ class Planner {
       // Post-fusion: an elementwise chain on the anchor's float result runs in its store.
       if (node.op->kind != OpKind::kElementwise || !is_float_dtype(graph_.value(graph_.node(g.anchor).output).dtype))
         return false;
+      if (v_phase == Phase::kPre) return false;  // a value computed in the anchor's loads, not its stores
       phase = Phase::kPost;
       return out == g.reduced;
     }
@@ -218,8 +219,8 @@ class Planner {
       phase_[static_cast<std::size_t>(n)] = *phase;
     }
     merged.alive = true;
-    if (mode == FusionMode::kFused && merged.root != GroupRoot::kKernel && phase_[static_cast<std::size_t>(n)] != Phase::kPost)
-      recompute_inputs(n, merged);
+    if (mode == FusionMode::kFused && phase_[static_cast<std::size_t>(n)] != Phase::kPost)
+      recompute_inputs(n, merged, merged.root == GroupRoot::kKernel ? kAnchorLoadBudget : kRecomputeBudget);
     drafts_.push_back(std::move(merged));
     const int id = static_cast<int>(drafts_.size() - 1);
     // The new group is home to `n` and to every node whose home it absorbed; recomputed copies keep
@@ -238,10 +239,18 @@ class Planner {
   //   x[7,13] ────────────────Add ─ Relu   => [Mul -> Tanh -> Add -> Relu]   in memory between them)
   //   (tests/unit "cheap producers are recomputed instead of stored")
   static constexpr float kRecomputeBudget = 16.0f;
+  // Pre-fusion: a kernel op's argument computed by a cheap elementwise chain is evaluated in the
+  // anchor's loads instead of being stored and read back. A tiled anchor loads each element several
+  // times (a 3x3 conv's input up to 9 times per output-channel tile), so the chain must be cheaper.
+  //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ y    => [Mul -> Add -> Relu -> Conv]
+  //   (tests/unit "pre-fusion: a cheap chain on a kernel op's input runs in its loads")
+  static constexpr float kAnchorLoadBudget = 4.0f;
 
-  void recompute_inputs(NodeId n, Draft& group) const {
+  void recompute_inputs(NodeId n, Draft& group, float budget) const {
+    const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
     for (ValueId v : graph_.node(n).inputs) {
       if (is_view_value(v)) continue;
+      if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       std::set<NodeId> chain;
@@ -259,7 +268,7 @@ class Planner {
         }
         chain.insert(q);
         cost += node.op->cost;
-        ok = cost <= kRecomputeBudget;
+        ok = cost <= budget;
         for (ValueId u : node.inputs)
           if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
       }
@@ -292,7 +301,7 @@ class Planner {
         (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
       }
       if (node.op->kind == OpKind::kKernel) {
-        if (reads_pre || reads_reduced) return false;  // no pre-fusion into a kernel op's loads yet
+        if (reads_reduced) return false;  // it reads pre-fused chains only
         stage[q] = Phase::kReduce;
       } else if (node.op->kind == OpKind::kReduce) {
         if (reads_reduced) return false;

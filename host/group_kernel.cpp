@@ -77,9 +77,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // Operand of a value in its stage: a computed value, or a (possibly new) stage input.
   std::map<ValueId, KernelOperand> pre_operand, post_operand;
   std::map<ValueId, int> reduced_index;
-  auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
-    auto& operands = post ? post_operand : pre_operand;
-    if (auto it = operands.find(v); it != operands.end()) return it->second;
+  // A stage input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
+  auto make_input = [&](ValueId v) -> Result<KernelInput> {
     const Value& value = graph.value(v);
     KernelInput input;
     input.dtype = value.dtype;
@@ -87,14 +86,20 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (value.constant && value.constant->numel() == 1) {
       input.is_literal = true;
       input.literal = value.constant->to_floats().at(0);
-    } else {
-      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-      input.buffer = view.base;
-      if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
-        input.strides = view.layout.strides;
-        input.offset = view.layout.offset;
-      }
+      return input;
     }
+    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+    input.buffer = view.base;
+    if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
+      input.strides = view.layout.strides;
+      input.offset = view.layout.offset;
+    }
+    return input;
+  };
+  auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
+    auto& operands = post ? post_operand : pre_operand;
+    if (auto it = operands.find(v); it != operands.end()) return it->second;
+    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, make_input(v));
     auto& inputs = post ? spec.post_inputs : spec.inputs;
     inputs.push_back(std::move(input));
     KernelOperand operand{KernelOperand::Source::kInput, static_cast<int>(inputs.size() - 1)};
@@ -102,8 +107,48 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     return operand;
   };
 
-  std::vector<ValueId> pre_input_values, post_input_values;
+  std::vector<ValueId> pre_input_values, load_input_values, post_input_values;
   std::map<ValueId, std::uint64_t> chunk_bytes;  // stored tensors a kernel op reads in chunks
+  auto node_op = [&](const Node& node, std::vector<KernelOperand> args) -> KernelOp {
+    const DType out = graph.value(node.output).dtype;
+    return {std::string(node.op->name), "ops/" + std::string(node.op->snippet) + ".glsl",
+            resolve_function(*node.op, out), std::move(args), node.attrs, out};
+  };
+  // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
+  // evaluated in the anchor's loads, over the chain's own inputs.
+  auto build_load = [&](ValueId v) -> Result<KernelLoad> {
+    std::set<NodeId> chain;
+    std::vector<NodeId> stack{produced.at(v)};
+    while (!stack.empty()) {
+      const NodeId q = stack.back();
+      stack.pop_back();
+      if (!chain.insert(q).second) continue;
+      for (ValueId u : graph.node(q).inputs)
+        if (auto it = produced.find(u); it != produced.end()) stack.push_back(it->second);
+    }
+    KernelLoad load;
+    std::map<ValueId, KernelOperand> operand;
+    for (NodeId q : chain) {  // ascending ids: topological order
+      const Node& node = graph.node(q);
+      if (node.op->kind != OpKind::kElementwise)
+        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + node.name + "' in a kernel op's loads");
+      std::vector<KernelOperand> args;
+      for (ValueId u : node.inputs) {
+        if (auto it = operand.find(u); it != operand.end()) {
+          args.push_back(it->second);
+          continue;
+        }
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, make_input(u));
+        if (!input.is_literal) load_input_values.push_back(u);
+        load.inputs.push_back(std::move(input));
+        args.push_back(operand[u] = {KernelOperand::Source::kInput, static_cast<int>(load.inputs.size() - 1)});
+      }
+      load.ops.push_back(node_op(node, std::move(args)));
+      operand[node.output] = {KernelOperand::Source::kOp, static_cast<int>(load.ops.size() - 1)};
+    }
+    load.value = operand.at(v);
+    return load;
+  };
   // A kernel op (the group's anchor): its launcher picks the template, constants and geometry; its
   // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
   auto add_anchor = [&](const Node& node) -> Status {
@@ -112,6 +157,16 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     for (ValueId v : node.inputs) {
       const Value& value = graph.value(v);
       infos.push_back({value.shape, value.dtype});
+      if (produced.count(v)) {
+        VKFUSE_ASSIGN_OR_RETURN(KernelLoad load, build_load(v));
+        KernelInput input;
+        input.dtype = value.dtype;
+        input.shape = value.shape;
+        input.load = static_cast<int>(spec.loads.size());
+        spec.loads.push_back(std::move(load));
+        spec.inputs.push_back(std::move(input));
+        continue;
+      }
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
       if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
         return make_error(ErrorCode::kInternal, "node '" + node.name + "': a kernel op reads a strided view");
@@ -144,6 +199,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       VKFUSE_TRY(add_anchor(node));
       continue;
     }
+    if (group.root == GroupRoot::kKernel && stage[n] == Stage::kPre) continue;  // in the anchor's loads
     const bool post = stage[n] == Stage::kPost;
     std::vector<KernelOperand> args;
     for (ValueId v : node.inputs) {
@@ -162,9 +218,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       continue;
     }
     auto& ops = post ? spec.post_ops : spec.ops;
-    const DType out = graph.value(node.output).dtype;
-    ops.push_back({std::string(node.op->name), "ops/" + std::string(node.op->snippet) + ".glsl",
-                   resolve_function(*node.op, out), std::move(args), node.attrs, out});
+    ops.push_back(node_op(node, std::move(args)));
     (post ? post_operand : pre_operand)[node.output] = {KernelOperand::Source::kOp, static_cast<int>(ops.size() - 1)};
   }
 
@@ -173,6 +227,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     KernelOutput output;
     output.dtype = graph.value(v).dtype;
     output.pre_stage = stage[n] == Stage::kPre;
+    if (output.pre_stage && group.root == GroupRoot::kKernel)
+      return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
+                                                  "' is computed in a kernel op's loads and cannot be stored");
     if (stage[n] == Stage::kReduce) output.value = {KernelOperand::Source::kReduced, reduced_index.at(v)};
     else output.value = (output.pre_stage ? pre_operand : post_operand).at(v);
     if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
@@ -221,11 +278,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     return {};
   };
   for (const std::vector<ValueId>* values :
-       std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &post_input_values, &group.outputs})
+       std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &load_input_values, &post_input_values,
+                                                          &group.outputs})
     for (ValueId v : *values)
       if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1) || (anchored && values == &pre_input_values))
         VKFUSE_TRY(check_storage(v));
   VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
+  VKFUSE_TRY(bind_inputs(load_input_values, false));
   VKFUSE_TRY(bind_inputs(post_input_values, false));
   for (ValueId v : group.outputs) kernel.bound_values.push_back(v);
   return kernel;

@@ -97,3 +97,58 @@ TEST_CASE("pooling -> Clip, and anchors in a row each take their own chain") {
 }
 
 }  // namespace vkfuse::testing
+
+namespace vkfuse::testing {
+
+TEST_CASE("pre-fusion: scale -> shift -> Relu before Conv, MatMul and MaxPool runs in their loads") {
+  using Ints = std::vector<std::int64_t>;
+  constexpr TestDomain kUnit{-1.0f, 1.0f, 0.0f, false};
+  SUBCASE("Conv with padding, stride and groups: the pads stay zero, not Relu(shift)") {
+    for (const std::vector<Attr>& attrs : {std::vector<Attr>{{"pads", Ints{1, 1, 1, 1}}},
+                                           std::vector<Attr>{{"strides", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 1}}},
+                                           std::vector<Attr>{{"group", 7.0f}, {"pads", Ints{1, 1, 1, 1}}}}) {
+      const bool depthwise = attrs[0].name == "group";
+      const Shape wshape = depthwise ? Shape{7, 1, 3, 3} : Shape{13, 7, 3, 3};
+      GraphBuilder b;
+      const Tensor x = b.input("x", {1, 7, 9, 8}), w = b.input("w", wshape);
+      const Tensor scale = b.input("scale", {1, 7, 1, 1}), shift = b.input("shift", {7, 1, 1});
+      const Tensor act = b.op("Relu", {b.op("Add", {b.op("Mul", {x, scale}), shift})});
+      b.output(b.op("Conv", {act, w}, attrs), "y");
+      auto graph = b.build();
+      REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+      // shift in [0.5, 1]: Relu(0 * scale + shift) would be visibly wrong in the padding.
+      auto feeds = random_feeds({{"x", {1, 7, 9, 8}}, {"w", wshape}, {"scale", {1, 7, 1, 1}}}, 31, kUnit);
+      feeds.merge(random_feeds({{"shift", {7, 1, 1}}}, 32, {0.5f, 1.0f, 0.0f, false}));
+      const FusionOutcome o = check_fused_unfused(*graph, feeds, 1e-5, 1e-4);
+      CHECK(o.fused_dispatches == 1);
+      CHECK(o.unfused_dispatches == 4);
+    }
+  }
+  SUBCASE("both MatMul operands computed in the loads, with a post-fused Add") {
+    GraphBuilder b;
+    const Tensor a = b.input("a", {2, 7, 13}), w = b.input("w", {13, 9}), s = b.input("s", {13}), r = b.input("r", {9});
+    const Tensor left = b.op("Relu", {b.op("Mul", {a, s})});
+    const Tensor right = b.op("Neg", {w});
+    b.output(b.op("Add", {b.op("MatMul", {left, right}), r}), "y");
+    auto graph = b.build();
+    REQUIRE(graph.ok());
+    const FusionOutcome o = check_fused_unfused(
+        *graph, random_feeds({{"a", {2, 7, 13}}, {"w", {13, 9}}, {"s", {13}}, {"r", {9}}}, 33, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == 5);
+  }
+  SUBCASE("MaxPool with padding reads Relu(x - 2) computed in its loads") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 5, 7, 6});
+    const Tensor act = b.op("Relu", {b.op("Sub", {x, b.scalar(2.0f)})});
+    b.output(b.op("MaxPool", {act}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}),
+             "y");
+    auto graph = b.build();
+    REQUIRE(graph.ok());
+    const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {1, 5, 7, 6}}}, 34), 1e-6, 1e-6);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == 3);
+  }
+}
+
+}  // namespace vkfuse::testing

@@ -138,14 +138,20 @@ std::string check_plan(const GraphIR& ir, const FusionPlan& plan, const DevicePl
         return where + "'" + node.name + "' needs a reduced value but has the shape " +
                shape_to_string(ir.value(node.output).shape);
     }
-    // A kernel group has one anchor, which reads nothing the group computes; the rest runs in its stores.
+    // A kernel group has one anchor. What it reads from its own group is an elementwise chain computed
+    // in its loads, which the group never stores; the rest runs in its stores.
     if (g.root == GroupRoot::kKernel) {
       int anchors = 0;
       for (NodeId n : g.nodes) {
         if (ir.node(n).op->kind != OpKind::kKernel) continue;
         ++anchors;
-        for (ValueId v : ir.node(n).inputs)
-          if (members.count(ir.value(v).producer)) return where + "the anchor reads a value of its own group";
+        for (ValueId v : ir.node(n).inputs) {
+          if (!members.count(ir.value(v).producer)) continue;
+          if (ir.node(ir.value(v).producer).op->kind != OpKind::kElementwise)
+            return where + "the anchor reads a non-elementwise value of its own group";
+          if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end())
+            return where + "stores '" + ir.value(v).name + "', which it computes in the anchor's loads";
+        }
       }
       if (anchors != 1) return where + std::to_string(anchors) + " kernel ops in one group";
     }

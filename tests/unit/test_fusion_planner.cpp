@@ -190,6 +190,37 @@ TEST_CASE("post-fusion: an elementwise chain joins a kernel op's stores") {
   }
 }
 
+TEST_CASE("pre-fusion: a cheap chain on a kernel op's input runs in its loads") {
+  //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ Relu ─ y   => [Mul -> Add -> Relu -> Conv -> Relu]
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 7, 9, 9}), w = b.input("w", {13, 7, 3, 3});
+  const Tensor scale = b.input("scale", {1, 7, 1, 1}), shift = b.input("shift", {7, 1, 1});
+  const Tensor act = b.op("Relu", {b.op("Add", {b.op("Mul", {x, scale}), shift})});
+  const Tensor conv = b.op("Conv", {act, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+
+  SUBCASE("the chain's value is needed nowhere else: one dispatch") {
+    b.output(b.op("Relu", {conv}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "Mul -> Add -> Relu -> Conv -> Relu");
+    CHECK(p.groups[0].root == GroupRoot::kKernel);
+    CHECK(names(graph, p.groups[0].inputs) == "x, scale, shift, w");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Mul | Add | Relu | Conv | Relu");
+  }
+  SUBCASE("a chain value that is also a graph output is stored by its own group and recomputed in the loads") {
+    b.output(b.op("Relu", {conv}), "y");
+    b.output(act, "act");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "Mul -> Add -> Relu | Mul -> Add -> Relu -> Conv -> Relu");
+  }
+  SUBCASE("a chain too costly for the loads stays a group of its own") {
+    b.output(b.op("Conv", {b.op("Exp", {b.op("Tanh", {act})}), w}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "Mul -> Add -> Relu -> Tanh -> Exp | Conv");  // the first Conv is dead
+  }
+}
+
 TEST_CASE("post-fusion: two anchors never share a group") {
   //   a ─ MatMul ─┐
   //   b ─ MatMul ─Add ─ Tanh   => [MatMul] [MatMul -> Add -> Tanh]: the Add joins one anchor and reads

@@ -40,12 +40,12 @@ float op_relu(float x) { return max(x, 0.0); }
 #define VKF_POOL_MAX 1
 #define VKF_COUNT_INCLUDE_PAD 0
 layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_b0;
-#define VKF_IN0(i) vkf_b0.d[i]
 layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[]; } vkf_b1;
 layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2 { float d[]; } vkf_b2;
 layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2V { vec4 d[]; } vkf_b2v;
 layout(std430, set = 0, binding = 3) restrict writeonly buffer VkfBuf3 { float d[]; } vkf_out0;
 layout(std430, set = 0, binding = 4) restrict writeonly buffer VkfBuf4 { float d[]; } vkf_out1;
+#define VKF_IN0(i) vkf_b0.d[i]
 void vkf_post(in float red0, in float px0, in float px1, out float py0, out float py1) {
   const float pv0 = op_mul(red0, px0);  // Mul
   const float pv1 = op_add(pv0, px1);  // Add
