@@ -4,9 +4,9 @@
 // shared memory) or, with one input channel per group (depthwise), as an unrolled window loop per output
 // (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <optional>
+#include <tuple>
 
 #include "host/graph.h"
 #include "host/op_registry.h"
@@ -137,70 +137,94 @@ std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s
 }
 
 // Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
-// workgroup, a tm x tn micro-tile per invocation (multiples of 4: the root reads its fragments as vec4s).
+// workgroup, a tm x tn micro-tile per invocation (even; read from shared memory as vec4 fragments where
+// a multiple of 4, else vec2), and `split` slices of invocations that each multiply 1/split of every
+// staged K slice and add their partial sums through shared memory.
 struct ConvTile {
-  std::int64_t bm, bn, tm, tn;
-  std::int64_t invocations() const { return (bm / tm) * (bn / tn); }
+  std::int64_t bm, bn, tm, tn, split = 1;
+  std::int64_t invocations() const { return (bm / tm) * (bn / tn) * split; }
+  // Outputs each invocation accumulates over the whole K (its reuse of the fragments it reads).
+  double outputs_per_invocation() const { return static_cast<double>(tm * tn) / static_cast<double>(split); }
+  std::int64_t fragment_m() const { return tm % 4 == 0 ? 4 : 2; }
 };
-constexpr ConvTile kConvTiles[] = {{128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
-                                   {64, 32, 4, 4},   {32, 64, 4, 4},  {32, 32, 4, 4}};
-// The tile model below plans for a large GPU (H100: 132 SMs, 2048 invocations each); on a smaller one
-// the larger tiles it then prefers are only better.
-constexpr double kMultiprocessors = 132.0;
-constexpr double kInvocationsPerMultiprocessor = 2048.0;
-// Resident invocations at which a multiprocessor issues at full rate (4 warps per scheduler hide the
-// shared-memory and barrier latency); fewer and it waits.
-constexpr double kSaturatingInvocations = 512.0;
-// Issue cost of one vec4 shared-memory read, and of loading and staging one element of A or B
-// (address, bounds checks, shared store), in FMA-equivalents.
-constexpr double kLdsCost = 2.0;
-constexpr double kLoadCost = 8.0;
+// Most reuse first. The 2x2 / 4x2 micro-tiles with 256 invocations fill a large GPU on batch-1 layers
+// (resnet50's 56x56 layers: 50K invocations with 32x32 2x2 against 12.5K with 4x4); the split-K tiles
+// multiply that by 2 or 4 on layers too small even for 32x32 2x2 (7x7 and 14x14 outputs).
+constexpr ConvTile kConvTiles[] = {
+    {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4}, {64, 32, 4, 4},       {32, 64, 4, 4},
+    {32, 32, 4, 4},   {64, 32, 4, 2},  {32, 64, 2, 4},  {32, 32, 2, 2}, {32, 32, 2, 2, 2}, {32, 32, 2, 2, 4}};
+
+// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
+// 132 SMs; Vulkan does not report the SM count). A smaller GPU is filled sooner, so it gets the tiles
+// with more reuse at this count already, which is what it wants too.
+constexpr std::int64_t kFillInvocations = 132 * 256;
 
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Estimated time per k of the whole Conv with tile t (arbitrary units): the busiest multiprocessor's
-// workgroups, each invocation's FMAs, fragment reads and share of the loads per k, at the rate its
-// resident invocations allow. Larger micro-tiles do fewer reads and loads per FMA; smaller tiles
-// spread a batch-1 layer over more multiprocessors.
-double conv_tile_time(const ConvTile& t, std::int64_t rows, std::int64_t cols, std::int64_t groups) {
-  const double tiles = static_cast<double>(div_up(rows, t.bm) * div_up(cols, t.bn) * groups);
-  const double threads = static_cast<double>(t.invocations());
-  const double per_sm = std::ceil(tiles / kMultiprocessors);
-  const double resident = std::min(per_sm, std::floor(kInvocationsPerMultiprocessor / threads));
-  const double rate = std::min(1.0, resident * threads / kSaturatingInvocations);
-  const double per_k = static_cast<double>(t.tm * t.tn) + kLdsCost * static_cast<double>(t.tm + t.tn) / 4.0 +
-                       kLoadCost * static_cast<double>(t.bm + t.bn) / threads;
-  return per_sm * threads * per_k / rate;
+// The least BK for tile t: every invocation stages the same number of A and B elements of a slice
+// (invocations divide bm*bk and bn*bk) and each slice multiplies the same number of its k's.
+std::int64_t min_conv_bk(const ConvTile& t) {
+  std::int64_t bk = 8;
+  while ((t.bm * bk) % t.invocations() != 0 || (t.bn * bk) % t.invocations() != 0 || bk % t.split != 0) bk *= 2;
+  return bk;
+}
+
+// Shared memory of tile t with depth bk: A with one fragment of padding per k, B, the split-K partials.
+std::int64_t conv_shared_bytes(const ConvTile& t, std::int64_t bk) {
+  return (bk * (t.bm + t.fragment_m() + t.bn) + (t.split - 1) * t.bm * t.bn) * 4;
+}
+
+bool conv_tile_fits(const ConvTile& t, const DevicePlan& device) {
+  return t.invocations() <= device.max_workgroup_invocations &&
+         conv_shared_bytes(t, min_conv_bk(t)) <= device.shared_memory_bytes;
 }
 
 // ScopedConvTile's tile (an index into kConvTiles), or none.
 std::optional<std::size_t> g_forced_tile;
 
-// The fastest tile by conv_tile_time among those the device runs; near-ties (within 1%) go to the tile
-// with less padding, which moves less memory.
+// First fill the GPU, then reuse. For tile t on this Conv (groups and images counted):
+//   launched = workgroups x invocations per workgroup,
+//   busy     = outputs / (t.tm * t.tn / t.split), the invocations with real outputs (launched less those
+//              the padding of partial tiles keeps idle),
+//   reuse    = outputs / launched, real outputs per invocation (fewer shared-memory reads and loads per
+//              FMA the larger it is).
+// Tiles whose busy invocations reach kFillInvocations compete on reuse; when none does, the most busy
+// invocations win, ties to more reuse. Remaining ties go to less padding, then to the larger block (fewer
+// loads per output), then to the table's order.
+// resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
+// vgg11's 112x112 layers 128x64 8x4 (50K); batch 8: 128x128 8x8 (see the test "Conv picks its ...").
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
   if (g_forced_tile) return kConvTiles[*g_forced_tile];
+  struct Score {
+    bool filled;
+    double first, second, used;  // filled: reuse, 0; else busy, reuse; the share of real outputs
+    std::int64_t block;
+    auto key() const { return std::tuple(filled, first, second, used, block); }
+  };
+  const double outputs = static_cast<double>(rows * cols * groups);
   const ConvTile* best = nullptr;
-  double best_time = 0.0, best_used = 0.0;
+  Score best_score{};
   for (const ConvTile& t : kConvTiles) {
-    if (t.invocations() > device.max_workgroup_invocations) continue;
-    const double time = conv_tile_time(t, rows, cols, groups);
-    const double used = static_cast<double>(rows * cols) /
-                        static_cast<double>(div_up(rows, t.bm) * t.bm * div_up(cols, t.bn) * t.bn);
-    if (!best || time < best_time * 0.99 || (time < best_time * 1.01 && used > best_used * 1.0001))
-      best = &t, best_time = time, best_used = used;
+    if (!conv_tile_fits(t, device)) continue;
+    const std::int64_t workgroups = div_up(rows, t.bm) * div_up(cols, t.bn) * groups;
+    const double launched = static_cast<double>(workgroups * t.invocations());
+    const double busy = outputs / t.outputs_per_invocation(), reuse = outputs / launched;
+    const bool filled = busy >= static_cast<double>(kFillInvocations);
+    const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
+                      outputs / static_cast<double>(workgroups * t.bm * t.bn), t.bm * t.bn};
+    if (!best || score.key() > best_score.key()) best = &t, best_score = score;
   }
-  return *best;  // the last tile has 64 invocations, below Vulkan's minimum of 128
+  return *best;  // 32x32 4x4 (64 invocations, 5 KB) fits every Vulkan device
 }
 
 // BK: enough of K per step to amortize the two barriers (32 when K allows), halved while the A and B
-// tiles would take more than half the device's shared memory (two workgroups per SM), at least 8.
+// tiles would take more than half the device's shared memory (two workgroups per SM), at least 8; then
+// raised to the tile's least BK (min_conv_bk).
 std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, const DevicePlan& device) {
   std::int64_t bk = 8;
   while (bk < 32 && bk < k) bk *= 2;
-  auto bytes = [&](std::int64_t b) { return b * (t.bm + 4 + t.bn) * 4; };
-  while (bk > 8 && bytes(bk) > device.shared_memory_bytes / 2) bk /= 2;
-  return bk;
+  while (bk > 8 && conv_shared_bytes(t, bk) > device.shared_memory_bytes / 2) bk /= 2;
+  return std::max(bk, min_conv_bk(t));
 }
 
 // Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
@@ -233,7 +257,9 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
                         {{"VKF_GEMM_N", glsl_uint(cols)}, {"VKF_GEMM_K", glsl_uint(k)},
                          {"VKF_TILES_N", glsl_uint(tiles_n)}, {"VKF_BM", glsl_uint(tile.bm)},
                          {"VKF_BN", glsl_uint(tile.bn)}, {"VKF_BK", glsl_uint(bk)}, {"VKF_TM", glsl_uint(tile.tm)},
-                         {"VKF_TN", glsl_uint(tile.tn)}, {"VKF_POINTWISE", pointwise ? "1" : "0"}});
+                         {"VKF_TN", glsl_uint(tile.tn)}, {"VKF_FRAG_M", std::to_string(tile.fragment_m())},
+                         {"VKF_FRAG_N", tile.tn % 4 == 0 ? "4" : "2"}, {"VKF_SPLIT_K", std::to_string(tile.split)},
+                         {"VKF_POINTWISE", pointwise ? "1" : "0"}});
   launch.workgroups = {static_cast<std::uint32_t>(std::min<std::int64_t>(tiles_n, device.max_groups_x)),
                        static_cast<std::uint32_t>(div_up(rows, tile.bm)), static_cast<std::uint32_t>(s.group)};
   return launch;

@@ -5,10 +5,15 @@
 // gathered from X with the pad / stride / dilation index math, zero outside the input.
 // Workgroup (x, y, z) = (column tile, row tile, group); x strides over the column tiles when there are
 // more than the device's workgroup count. Each step stages a BK slice of the BM x BN block's A and B in
-// shared memory as vec4s; each invocation keeps a TM x TN micro-tile of fp32 accumulators in registers,
-// its rows and columns in runs of 4 spread over the block (ty*4 + i%4 + (i/4) * 4*BM/TM): a k reads
-// TM/4 + TN/4 vec4s (LDS.128) for TM*TN FMAs, neighbouring invocations read neighbouring vec4s (no bank
+// shared memory as fragments of FM (A) and FN (B) floats (vec4, or vec2 for 2-wide micro-tiles); each
+// invocation keeps a TM x TN micro-tile of fp32 accumulators in registers, its rows and columns in runs
+// of FM / FN spread over the block (ty*FM + i%FM + (i/FM) * FM*BM/TM): a k reads TM/FM + TN/FN fragments
+// (LDS.128 / LDS.64) for TM*TN FMAs, neighbouring invocations read neighbouring fragments (no bank
 // conflicts; the A reads are broadcasts within a warp).
+// Split K (VKF_SPLIT_K = S > 1): the workgroup is S slices of (BM/TM) * (BN/TN) invocations; all of them
+// load the staged slices, slice s multiplies k's s*BK/S .. (s+1)*BK/S - 1 of each, and slices 1.. hand
+// their partial sums to slice 0 through shared memory, which adds them and stores. Small batch-1 layers
+// (7x7, 14x14) then keep S times more invocations busy on the same blocks.
 // The B gather walks k incrementally: each invocation keeps (ci, kh, kw) of its B rows and advances them
 // by BK per step (constants), so there is no division by the window size inside the K loop.
 // Every output is stored once, by VKF_OUT0, with its bias added.
@@ -16,26 +21,47 @@
 // (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW,
 // VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2);
 // VKF_GEMM_N u (N*OH*OW), VKF_GEMM_K u (CG*KH*KW), VKF_TILES_N u (column tiles), VKF_BM, VKF_BN, VKF_BK,
-// VKF_TM, VKF_TN (tile shape, uint; TM and TN multiples of 4; (BM/TM) * (BN/TN) == VKF_WORKGROUP_SIZE,
-// which divides BM*BK and BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1: 1x1 window,
-// stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p).
+// VKF_TM, VKF_TN (tile shape, uint; TM and TN even), VKF_FRAG_M, VKF_FRAG_N (4 where TM / TN is a
+// multiple of 4, else 2), VKF_SPLIT_K (slices, dividing BK; (BM/TM) * (BN/TN) * VKF_SPLIT_K ==
+// VKF_WORKGROUP_SIZE, which divides BM*BK and BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1:
+// 1x1 window, stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
-#define VKF_THREADS uint(VKF_WORKGROUP_SIZE)
+#define VKF_THREADS uint(VKF_WORKGROUP_SIZE)  // all slices: they share the loads
 #define VKF_THREADS_M (VKF_BM / VKF_TM)
 #define VKF_THREADS_N (VKF_BN / VKF_TN)
+#define VKF_SLICE_THREADS (VKF_THREADS_M * VKF_THREADS_N)
+#define VKF_SLICE_K (VKF_BK / uint(VKF_SPLIT_K))  // k's of each staged slice one invocation multiplies
+#define VKF_FM uint(VKF_FRAG_M)
+#define VKF_FN uint(VKF_FRAG_N)
+#if VKF_FRAG_M == 4
+#define vkf_frag_a vec4
+#else
+#define vkf_frag_a vec2
+#endif
+#if VKF_FRAG_N == 4
+#define vkf_frag_b vec4
+#else
+#define vkf_frag_b vec2
+#endif
 #define VKF_OHW (VKF_OH * VKF_OW)
 #define VKF_HW uint(VKF_H * VKF_W)
 #define VKF_KHW uint(VKF_KH * VKF_KW)
 
-// A is stored k-major (each k's BM rows side by side) with one vec4 of padding per k, which spreads the
-// stores (a column of k's at a time) over 8 banks; B rows are stored as loaded (neighbouring columns).
-#define VKF_ROW_A (VKF_BM / 4u + 1u)
-#define VKF_ROW_B (VKF_BN / 4u)
-shared vec4 vkf_a[VKF_BK * VKF_ROW_A];
-shared vec4 vkf_b[VKF_BK * VKF_ROW_B];
+// A is stored k-major (each k's BM rows side by side) with one fragment of padding per k, which spreads
+// the stores (a column of k's at a time) over the banks; B rows are stored as loaded (neighbouring
+// columns).
+#define VKF_ROW_A (VKF_BM / VKF_FM + 1u)
+#define VKF_ROW_B (VKF_BN / VKF_FN)
+shared vkf_frag_a vkf_a[VKF_BK * VKF_ROW_A];
+shared vkf_frag_b vkf_b[VKF_BK * VKF_ROW_B];
+#if VKF_SPLIT_K > 1
+// Slices 1.. leave their partial sums here for slice 0: element e of slice s's invocation `lane` at
+// ((s - 1) * TM*TN + e) * SLICE_THREADS + lane (neighbouring invocations, neighbouring words).
+shared float vkf_partial[uint(VKF_SPLIT_K - 1) * VKF_TM * VKF_TN * VKF_SLICE_THREADS];
+#endif
 
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
 #define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_THREADS)
@@ -102,7 +128,8 @@ void vkf_advance(inout VkfFetch f) {
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
-  const uint tx = tid % VKF_THREADS_N, ty = tid / VKF_THREADS_N;
+  const uint slice = tid / VKF_SLICE_THREADS, lane = tid % VKF_SLICE_THREADS;
+  const uint tx = lane % VKF_THREADS_N, ty = lane / VKF_THREADS_N;
   const uint g = gl_WorkGroupID.z;
   const uint m0 = gl_WorkGroupID.y * VKF_BM;
   const uint b_n = tid % VKF_BN, b_k = tid / VKF_BN;
@@ -132,9 +159,9 @@ void main() {
       f.kw[i] = int(tap % uint(VKF_KW));
     }
 
-    vec4 acc[VKF_TM][VKF_TN / 4u];
+    vkf_frag_b acc[VKF_TM][VKF_TN / VKF_FN];
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
-      [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
+      [[unroll]] for (uint j = 0u; j < VKF_TN / VKF_FN; ++j) acc[i][j] = vkf_frag_b(0.0);
 
     // Software pipelining: the next step's loads are issued before this step's multiply, so their
     // latency hides behind it.
@@ -143,33 +170,52 @@ void main() {
     for (uint k0 = 0u; k0 < VKF_GEMM_K; k0 += VKF_BK) {
       [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
         const uint m = f.a_m + i * VKF_A_STEP;
-        vkf_a[f.a_k * VKF_ROW_A + m / 4u][m % 4u] = a_next[i];
+        vkf_a[f.a_k * VKF_ROW_A + m / VKF_FM][m % VKF_FM] = a_next[i];
       }
-      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) vkf_b[(b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / 4u][b_n % 4u] = b_next[i];
+      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i)
+        vkf_b[(b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / VKF_FN][b_n % VKF_FN] = b_next[i];
       barrier();
       if (k0 + VKF_BK < VKF_GEMM_K) {
         vkf_advance(f);
         vkf_fetch(f, k0 + VKF_BK, a_next, b_next);
       }
-      [[unroll]] for (uint k = 0u; k < VKF_BK; ++k) {
-        vec4 a[VKF_TM / 4u], b[VKF_TN / 4u];
-        [[unroll]] for (uint c = 0u; c < VKF_TM / 4u; ++c) a[c] = vkf_a[k * VKF_ROW_A + c * VKF_THREADS_M + ty];
-        [[unroll]] for (uint c = 0u; c < VKF_TN / 4u; ++c) b[c] = vkf_b[k * VKF_ROW_B + c * VKF_THREADS_N + tx];
+      [[unroll]] for (uint kk = 0u; kk < VKF_SLICE_K; ++kk) {
+        const uint k = slice * VKF_SLICE_K + kk;
+        vkf_frag_a a[VKF_TM / VKF_FM];
+        vkf_frag_b b[VKF_TN / VKF_FN];
+        [[unroll]] for (uint c = 0u; c < VKF_TM / VKF_FM; ++c) a[c] = vkf_a[k * VKF_ROW_A + c * VKF_THREADS_M + ty];
+        [[unroll]] for (uint c = 0u; c < VKF_TN / VKF_FN; ++c) b[c] = vkf_b[k * VKF_ROW_B + c * VKF_THREADS_N + tx];
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
-          [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = fma(vec4(a[i / 4u][i % 4u]), b[j], acc[i][j]);
+          [[unroll]] for (uint j = 0u; j < VKF_TN / VKF_FN; ++j)
+            acc[i][j] = fma(vkf_frag_b(a[i / VKF_FM][i % VKF_FM]), b[j], acc[i][j]);
       }
       barrier();  // the next step overwrites the tiles
     }
 
+#if VKF_SPLIT_K > 1
+    // Slice 0 adds the other slices' partial sums. Slices 1.. write the next tile's partials only after
+    // its K loop's barriers, which slice 0 reaches after these reads.
+    if (slice > 0u) {
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN; ++j)
+          vkf_partial[((slice - 1u) * VKF_TM * VKF_TN + i * VKF_TN + j) * VKF_SLICE_THREADS + lane] = acc[i][j / VKF_FN][j % VKF_FN];
+    }
+    barrier();
+    if (slice > 0u) continue;
+    [[unroll]] for (uint s = 1u; s < uint(VKF_SPLIT_K); ++s)
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN; ++j)
+          acc[i][j / VKF_FN][j % VKF_FN] += vkf_partial[((s - 1u) * VKF_TM * VKF_TN + i * VKF_TN + j) * VKF_SLICE_THREADS + lane];
+#endif
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
-      const uint n = n0 + (j / 4u) * (VKF_THREADS_N * 4u) + tx * 4u + j % 4u;
+      const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
       if (n >= VKF_GEMM_N) continue;
       const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
-        const uint m = m0 + (i / 4u) * (VKF_THREADS_M * 4u) + ty * 4u + i % 4u;
+        const uint m = m0 + (i / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + i % VKF_FM;
         if (m >= VKF_MG) continue;
         const uint channel = g * VKF_MG + m;
-        float y = acc[i][j / 4u][j % 4u];
+        float y = acc[i][j / VKF_FN][j % VKF_FN];
 #if VKF_HAS_BIAS
         y += VKF_IN2(channel);
 #endif

@@ -154,8 +154,8 @@ void check_values(const char* op, const std::vector<HostTensor>& inputs, const s
   }
 }
 
-// The implicit-GEMM tile, BK and workgroup grid Conv picks for X and W (pads 1 for a 3x3) on `plan`,
-// e.g. "64x64 4x4 bk32 49x1x1".
+// The implicit-GEMM tile, micro-tile, split-K slices, BK, workgroup grid and invocations per workgroup
+// Conv picks for X and W (pads 1 for a 3x3) on `plan`, e.g. "32x32 2x2 s1 bk32 98x2x1 256".
 std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
   const OpDef* op = find_op("Conv");
   REQUIRE(op != nullptr);
@@ -172,9 +172,10 @@ std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
     FAIL("no define " << name);
     return std::string();
   };
-  return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " bk" +
-         define("VKF_BK") + " " + std::to_string(launch->workgroups[0]) + "x" + std::to_string(launch->workgroups[1]) +
-         "x" + std::to_string(launch->workgroups[2]);
+  return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " s" +
+         define("VKF_SPLIT_K") + " bk" + define("VKF_BK") + " " + std::to_string(launch->workgroups[0]) + "x" +
+         std::to_string(launch->workgroups[1]) + "x" + std::to_string(launch->workgroups[2]) + " " +
+         std::to_string(launch->workgroup_size);
 }
 
 DevicePlan conv_plan(std::uint32_t shared_memory_bytes, std::uint32_t max_workgroup_invocations) {
@@ -192,29 +193,41 @@ std::span<const KernelCase> nn_cases() { return kNnCases; }
 
 TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   const DevicePlan h100 = conv_plan(49152, 1024);
-  // Batch-1 layers: 4x4 micro-tiles at least (vec4 fragment reads), spread over the 132 SMs.
-  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "64x64 4x4 bk32 49x1x1");     // resnet50 layer1 3x3
-  CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "64x64 4x4 bk32 49x1x1");   // resnet50 1x1 reduce
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "64x64 4x4 bk32 1x8x1");     // resnet50 layer4 3x3
-  CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "64x64 4x4 bk32 196x2x1");  // vgg11 conv2
-  CHECK(conv_tile({1, 3, 224, 224}, {64, 3, 3, 3}, h100) == "64x128 4x8 bk16 392x1x1");    // vgg11 conv1
-  // Many waves: the larger micro-tiles' fewer reads per FMA win.
-  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 bk16 784x1x1");
-  // 128 invocations (Vulkan's minimum) and 64: only the tiles that fit; 16 KB: BK halves until A and B
-  // take at most half of it.
-  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 bk16 98x1x1");
-  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 bk16 49x1x1");
-  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 bk16 98x2x1");
-  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, conv_plan(16384, 1024)) == "128x128 8x8 bk8 784x1x1");
+  // Batch-1 layers fill the GPU first (>= 132 x 256 invocations with real outputs), then reuse: 2x2
+  // micro-tiles on resnet50's 56x56 layers (64 x 3136 outputs: 50K invocations; 4x4 would be 12.5K).
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");     // resnet50 layer1 3x3
+  CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");   // resnet50 1x1 reduce
+  CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 bk32 25x4x1 512");   // resnet50 layer2 3x3
+  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 bk32 7x8x1 1024");   // resnet50 layer3 3x3
+  // Too small to fill it even with 2x2: the most invocations, here 2x2 with K split over 4 slices.
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 bk32 2x16x1 1024");     // resnet50 layer4 3x3
+  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 bk32 2x16x1 1024");   // resnet50 layer4 1x1 reduce
+  // Large enough for more reuse: vgg11 conv2 fills it with 8x4, conv3 with 4x4.
+  CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x64 8x4 s1 bk16 196x1x1 256");  // vgg11 conv2
+  CHECK(conv_tile({1, 256, 56, 56}, {256, 256, 3, 3}, h100) == "64x64 4x4 s1 bk32 49x4x1 256");  // vgg11 conv4
+  // 64 rows: 128x128 8x8 would reuse as much but pad half its rows, so 64x128 4x8.
+  CHECK(conv_tile({1, 3, 224, 224}, {64, 3, 3, 3}, h100) == "64x128 4x8 s1 bk16 392x1x1 256");    // vgg11 conv1
+  // Many waves: the largest micro-tile.
+  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 s1 bk16 784x1x1 256");
+  // 512 invocations: split 2 at most; 128 (Vulkan's minimum) and 64: only the tiles that fit, with
+  // ties in invocations going to less padding; 16 KB: BK halves until A and B take at most half of it.
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 bk32 2x16x1 512");
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 s1 bk16 98x1x1 128");
+  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 bk16 49x1x1 128");
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 s1 bk16 98x2x1 64");
+  CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, conv_plan(16384, 1024)) == "128x128 8x8 s1 bk8 784x1x1 256");
+  // 16 KB: split 4's partial sums (12 KB) and its 32-deep slices do not fit, split 2 at BK 16 does.
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(16384, 1024)) == "32x32 2x2 s2 bk16 2x16x1 512");
   // A tile forced for the tests below.
   {
     const ScopedConvTile forced(0);
-    CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "128x128 8x8 bk16 25x1x1");
+    CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "128x128 8x8 s1 bk16 25x1x1 256");
   }
-  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "64x64 4x4 bk32 49x1x1");
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");
 }
 
-// Lavapipe-sized layers pick the 64x64 tile; every other tile runs the Conv cases here.
+// Lavapipe-sized layers mostly pick 2x2 micro-tiles split over K; every tile of the table (4x4 and larger
+// with vec4 fragments, 4x2 / 2x4 / 2x2 with vec2 ones, split 2 and 4) runs the Conv cases here.
 TEST_CASE("Conv matches its CPU reference with every implicit-GEMM tile") {
   std::uint32_t seed = 900;
   for (std::size_t tile = 0; tile < conv_tile_count(); ++tile) {
