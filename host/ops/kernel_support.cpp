@@ -71,10 +71,13 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
   return tiled_threads(t) <= device.max_workgroup_invocations && tiled_shared_bytes(t, 1) <= device.shared_memory_bytes;
 }
 
-// The tile of `shape` on `device`: 16 deep if two stages of that fit, else 8.
+// The tile of `shape` on `device`: 16 deep if two stages of that fit and the tile has 64 invocations,
+// else 8. Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to
+// 27.9 TFLOP/s at 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from
+// 38.9 to 31.4 at 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
 GemmTile with_depth(const TileShape& shape, const DevicePlan& device) {
   GemmTile t{shape.bm, shape.bn, kDeepBk, shape.tm, shape.tn};
-  if (tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
+  if (tiled_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
   return t;
 }
 
