@@ -6,29 +6,23 @@
 //   vkfuse_bench_chain [--ops 8,16] [--min-mi 1] [--max-mi 256] [--runs 5] [--min-iterations 5]
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
 
+#include "bench_args.h"
 #include "host/demo_models.h"
 
 namespace {
 
 using namespace vkfuse;
 
-std::string arg(int argc, char** argv, const std::string& flag, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (flag == argv[i]) return argv[i + 1];
-  return fallback;
-}
+using bench::arg;
 
 std::vector<int> parse_list(const std::string& text) {
   std::vector<int> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
+  for (const std::string& item : bench::split(text)) out.push_back(std::stoi(item));
   return out;
 }
 

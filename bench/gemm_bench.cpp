@@ -13,12 +13,12 @@
 #include <cstdio>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
 
+#include "bench_args.h"
 #include "host/context_impl.h"
 #include "host/ops/kernel_support.h"
 
@@ -26,19 +26,8 @@ namespace {
 
 using namespace vkfuse;
 
-std::string arg(int argc, char** argv, const std::string& flag, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (flag == argv[i]) return argv[i + 1];
-  return fallback;
-}
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, separator)) out.push_back(item);
-  return out;
-}
+using bench::arg;
+using bench::split;
 
 // "128x128x16:8x8" -> the tile; "auto" -> none (the launcher's choice); std::nullopt for anything else.
 std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
