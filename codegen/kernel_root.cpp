@@ -1,0 +1,85 @@
+#include "codegen/kernel_root.h"
+
+#include <set>
+#include <sstream>
+
+namespace vkfuse {
+
+std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
+                             const Stage& post, int first_output_binding) {
+  std::ostringstream out;
+  for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
+  std::set<std::pair<int, bool>> declared;
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k)
+    for (int b = pre.binding[k]; b < pre.binding[k] + static_cast<int>(spec.inputs[k].bindings()); ++b)
+      if (declared.insert({b, false}).second)
+        out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
+            << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } vkf_b" << b << ";\n";
+  for (const Stage& load : loads) load.declare(out, declared);
+  post.declare(out, declared);
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    const int b = first_output_binding + static_cast<int>(k);
+    out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
+        << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
+  }
+  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
+    const KernelInput& input = spec.inputs[k];
+    if (input.load >= 0) {
+      // Pre-fusion: the chain at element i of the argument.
+      const Stage& load = loads[static_cast<std::size_t>(input.load)];
+      const KernelLoad& chain = spec.loads[static_cast<std::size_t>(input.load)];
+      const std::string name = "vkf_chain" + std::to_string(k);
+      out << load.function(name, {}, {{chain.value, input.dtype}}) << "\n";
+      const char* type = glsl_register_type(input.dtype);
+      out << type << " vkf_load" << k << "(uint i) {\n";
+      std::istringstream loads_at_i(load.scalar_loads("i"));
+      for (std::string line; std::getline(loads_at_i, line);) out << "  " << line << "\n";
+      std::vector<std::string> args = load.call_inputs("");
+      args.push_back("r");
+      out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
+      out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";
+      continue;
+    }
+    const int first = pre.binding[k];
+    const int chunks = static_cast<int>(input.bindings());
+    if (chunks == 1) {
+      out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
+      continue;
+    }
+    // A chunked tensor: element i lives in chunk i / chunk_elements.
+    const std::string size = std::to_string(input.chunk_elements) + "u";
+    out << glsl_register_type(input.dtype) << " vkf_in" << k << "_load(uint i) {\n  const uint c = i / " << size
+        << ", j = i - c * " << size << ";\n";
+    for (int c = 0; c < chunks - 1; ++c)
+      out << "  if (c == " << c << "u) return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + c) + ".d[j]")
+          << ";\n";
+    out << "  return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + chunks - 1) + ".d[j]") << ";\n}\n";
+    out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
+  }
+  const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
+  const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
+                     spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;
+  if (plain) {
+    out << "#define VKF_OUT0(i, v) vkf_out0.d[i] = " << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
+    return out.str();
+  }
+  std::vector<std::pair<KernelOperand, DType>> results;
+  for (const KernelOutput& output : spec.outputs) results.push_back({output.value, output.dtype});
+  out << post.function("vkf_post", {"in float red0"}, results) << "\n";
+  out << "void vkf_store0(uint i, float v) {\n";
+  std::istringstream post_loads(post.scalar_loads("i"));
+  for (std::string line; std::getline(post_loads, line);) out << "  " << line << "\n";
+  std::vector<std::string> args{"v"};
+  for (const std::string& a : post.call_inputs("")) args.push_back(a);
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    out << "  " << glsl_register_type(spec.outputs[k].dtype) << " o" << k << ";\n";
+    args.push_back("o" + std::to_string(k));
+  }
+  out << "  " << join_call("vkf_post", args) << "\n";
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    out << "  vkf_out" << k << ".d[i] = " << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
+  out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
+  return out.str();
+}
+
+}  // namespace vkfuse

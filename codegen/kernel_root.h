@@ -1,0 +1,21 @@
+// The body a kernel root (an op's own template: MatMul, Conv, pooling, ...) is stitched into: the op's
+// defines, the bindings of every stage, the VKF_IN<k> load macros and the VKF_OUT0 store macro.
+// Internal to codegen/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_stage.h"
+
+namespace vkfuse {
+
+// Kernel roots: the op's template behind typed load/store macros, so one template serves every dtype.
+// VKF_IN<k>(i) is a plain load, a chunk pick (a tensor larger than one binding), or a pre-fused chain
+// evaluated at element i (`loads`). VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call that
+// runs the post stage on v (the anchor's value, `red0`) with the post inputs loaded at i and stores
+// every output there.
+std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
+                             const Stage& post, int first_output_binding);
+
+}  // namespace vkfuse

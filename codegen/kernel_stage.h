@@ -1,0 +1,142 @@
+// Stage: one stage of a generated kernel (the pre stage over the domain, a kernel root's load chain, the
+// post stage over the reduced shape or in a kernel root's stores): its inputs with their access
+// pattern and bindings, and the GLSL that declares the bindings, loads the inputs and evaluates the
+// stage's chain as one function. Internal to codegen/: kernel_builder.cpp and kernel_root.cpp use it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/broadcast_map.h"
+#include "codegen/glsl_types.h"
+#include "codegen/kernel_spec.h"
+
+namespace vkfuse {
+
+enum class InputAccess { kLiteral, kScalar, kFull, kBroadcast };
+
+// How a stage reads an input over a domain of `domain_numel` elements.
+InputAccess classify(const KernelInput& input, std::int64_t domain_numel);
+
+// numpy broadcasting of `from` onto `to`.
+bool broadcasts_to(const Shape& from, const Shape& to);
+
+// One stage's tensors: the pre stage reads `inputs` over the domain, the post stage reads
+// `post_inputs` over the reduced shape. Names: x/v/a (pre) and px/pv/pa (post).
+struct Stage {
+  const std::vector<KernelInput>& inputs;
+  const std::vector<KernelOp>& ops;
+  Shape shape;
+  std::string prefix;  // "" or "p"
+  std::vector<InputAccess> access;
+  std::vector<int> binding;
+
+  std::string buffer(std::size_t k) const { return "vkf_b" + std::to_string(binding[k]); }
+  std::string operand(const KernelOperand& op) const {
+    switch (op.source) {
+      case KernelOperand::Source::kInput: return prefix + "x" + std::to_string(op.index);
+      case KernelOperand::Source::kOp: return prefix + "v" + std::to_string(op.index);
+      case KernelOperand::Source::kReduced: return "red" + std::to_string(op.index);
+    }
+    return "?";
+  }
+  DType operand_dtype(const KernelOperand& op) const {
+    if (op.source == KernelOperand::Source::kInput) return inputs[static_cast<std::size_t>(op.index)].dtype;
+    if (op.source == KernelOperand::Source::kOp) return ops[static_cast<std::size_t>(op.index)].dtype;
+    return DType::kF32;
+  }
+  std::string load(std::size_t k, const std::string& linear) const {
+    std::string index;
+    switch (access[k]) {
+      case InputAccess::kScalar: index = std::to_string(inputs[k].offset) + "u"; break;
+      case InputAccess::kFull: index = linear; break;
+      default:
+        index = broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides), linear, inputs[k].offset);
+        break;
+    }
+    return glsl_load(inputs[k].dtype, buffer(k) + ".d[" + index + "]");
+  }
+
+  // Declares each binding once (a scalar view, plus a vec4 view where an input loads vectors).
+  void declare(std::ostringstream& out, std::set<std::pair<int, bool>>& declared) const {
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (binding[k] < 0) continue;
+      const DType dtype = inputs[k].dtype;
+      // restrict: inputs are never written by the group, so loads may be batched ahead of stores.
+      if (declared.insert({binding[k], false}).second)
+        out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
+            << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
+      if (access[k] == InputAccess::kFull && declared.insert({binding[k], true}).second)
+        out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
+            << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
+    }
+  }
+
+  // A chain function: non-literal inputs (after `leading` parameters) in, `results` out.
+  std::string function(const std::string& name, const std::vector<std::string>& leading,
+                       const std::vector<std::pair<KernelOperand, DType>>& results) const {
+    std::ostringstream out;
+    std::vector<std::string> params = leading;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] != InputAccess::kLiteral)
+        params.push_back("in " + std::string(glsl_register_type(inputs[k].dtype)) + " " + prefix + "x" +
+                         std::to_string(k));
+    for (std::size_t r = 0; r < results.size(); ++r)
+      params.push_back("out " + std::string(glsl_register_type(results[r].second)) + " " + prefix + "y" +
+                       std::to_string(r));
+    out << "void " << name << "(";
+    for (std::size_t p = 0; p < params.size(); ++p) out << (p ? ", " : "") << params[p];
+    out << ") {\n";
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] == InputAccess::kLiteral)
+        out << "  const " << glsl_register_type(inputs[k].dtype) << " " << prefix << "x" << k << " = "
+            << glsl_literal(inputs[k].dtype, inputs[k].literal) << ";\n";
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      const KernelOp& op = ops[j];
+      out << "  const " << glsl_register_type(op.dtype) << " " << prefix << "v" << j << " = " << op.function << "(";
+      for (std::size_t a = 0; a < op.args.size(); ++a) out << (a ? ", " : "") << operand(op.args[a]);
+      for (std::size_t a = 0; a < op.attrs.size(); ++a)
+        out << ((a || !op.args.empty()) ? ", " : "") << glsl_float_literal(op.attrs[a]);
+      out << ");  // " << op.op_name << "\n";
+    }
+    for (std::size_t r = 0; r < results.size(); ++r)
+      out << "  " << prefix << "y" << r << " = " << operand(results[r].first) << ";\n";
+    out << "}";
+    return out.str();
+  }
+
+  // Arguments for a call: the non-literal inputs as `a<k><suffix>` (scalars without suffix).
+  std::vector<std::string> call_inputs(const std::string& suffix) const {
+    std::vector<std::string> args;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (access[k] == InputAccess::kLiteral) continue;
+      args.push_back(prefix + "a" + std::to_string(k) + (access[k] == InputAccess::kScalar ? "" : suffix));
+    }
+    return args;
+  }
+
+  // Loads of every non-literal input at `linear` into `a<k>`.
+  std::string scalar_loads(const std::string& linear) const {
+    std::ostringstream out;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (access[k] != InputAccess::kLiteral)
+        out << "const " << glsl_register_type(inputs[k].dtype) << " " << prefix << "a" << k << " = "
+            << load(k, linear) << ";\n";
+    return out.str();
+  }
+};
+
+// "name(a, b);"
+std::string join_call(const std::string& name, const std::vector<std::string>& args);
+
+// Assigns bindings in order of first use (from next_binding on); inputs naming the same buffer share
+// one, through `shared` (buffer id -> binding), which spans every stage of a kernel.
+Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<KernelOp>& ops, const Shape& shape,
+                 std::string prefix, std::map<int, int>& shared, int& next_binding);
+
+}  // namespace vkfuse
