@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <iterator>
+#include <tuple>
 
 #include "codegen/broadcast_map.h"
 #include "host/graph.h"
@@ -35,22 +36,29 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
 
 namespace {
 
-// Tiles of roots/gemm_tiled.glsl, largest first. 128x128 with an 8x8 register block per invocation is
-// the classic fp32 SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations. The
-// smaller tiles keep enough workgroups in flight when M * N is small (64x64 with the same 8x8 block;
-// 32x32 with 4x4 for the smallest products). Each is 16 deep where two stages of that fit the device
-// (128x128x16: 33 KB, an H100's 48 KB yes, lavapipe's 32 KB no), else 8: a deeper step halves the
-// barriers per FMA and gives the next step's global loads twice the multiply to arrive behind.
-struct TileShape {
-  std::uint32_t bm, bn, tm, tn;
-};
-constexpr TileShape kTiles[] = {{128, 128, 8, 8}, {64, 64, 8, 8}, {32, 32, 4, 4}};
+// Tiles of roots/gemm_tiled.glsl. 128x128 with an 8x8 register block per invocation is the classic fp32
+// SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations. The smaller tiles keep
+// the GPU filled when M * N is small (64x64 with the same 8x8 block; 32x32 with 4x4), and their split-K
+// forms (2 or 4 slices of 64 invocations over each staged K slice, partial sums added through shared
+// memory) multiply the invocations again for the smallest products with a long K (batch-1 transformer
+// layers: 197 x 768 outputs over K = 3072). Each is 16 deep where two stages of that fit the device and
+// a slice has 64 invocations (128x128x16: 33 KB, an H100's 48 KB yes, lavapipe's 32 KB no), else 8: a
+// deeper step halves the barriers per FMA and gives the next step's global loads twice the multiply to
+// arrive behind.
+constexpr GemmTile kTiles[] = {{128, 128, 0, 8, 8, 1}, {64, 64, 0, 8, 8, 1}, {32, 32, 0, 4, 4, 1},
+                               {64, 64, 0, 8, 8, 2},   {32, 32, 0, 4, 4, 2}, {32, 32, 0, 4, 4, 4}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
-// A tile is taken only if it yields this many workgroups (or is the smallest that fits): about one
-// per streaming multiprocessor of the largest GPUs (an H100 has 132). Fewer leaves cores idle, which
-// costs more than the smaller tiles' lower arithmetic intensity.
-constexpr std::int64_t kFillWorkgroups = 128;
+// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
+// 132 SMs, like the Conv rule's kFillInvocations in host/ops/conv_ops.cpp; Vulkan does not report the SM
+// count). Below it a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4 tiles
+// (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3. A smaller GPU is
+// filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants too.
+constexpr std::int64_t kFillInvocations = 132 * 256;
+
+// Split K only where each slice's share of K is at least this many steps of bk: shorter and the
+// partial-sum exchange costs more than the extra invocations win.
+constexpr std::int64_t kMinSplitSteps = 2;
 
 // At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
 constexpr std::int64_t kSkinnyMaxRows = 4;
@@ -60,29 +68,44 @@ std::optional<GemmTile> g_forced_tile;
 
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-std::uint32_t tiled_threads(const GemmTile& t) { return (t.bm / t.tm) * (t.bn / t.tn); }
+std::uint32_t slice_threads(const GemmTile& t) { return (t.bm / t.tm) * (t.bn / t.tn); }
+std::uint32_t tiled_threads(const GemmTile& t) { return slice_threads(t) * t.split; }
 
 std::uint32_t tiled_shared_bytes(const GemmTile& t, std::uint32_t stages) {
-  // vec4 rows of bm / 4 + 1 (A) and bn / 4 + 1 (B) for each of bk, per stage (the +1 is padding).
-  return stages * t.bk * ((t.bm / 4 + 1) + (t.bn / 4 + 1)) * 16;
+  // vec4 rows of bm / 4 + 1 (A) and bn / 4 + 1 (B) for each of bk, per stage (the +1 is padding), and
+  // the partial sums of slices 1.. (split K).
+  return stages * t.bk * ((t.bm / 4 + 1) + (t.bn / 4 + 1)) * 16 + (t.split - 1) * t.bm * t.bn * 4;
 }
 
 bool tile_fits(const GemmTile& t, const DevicePlan& device) {
   return tiled_threads(t) <= device.max_workgroup_invocations && tiled_shared_bytes(t, 1) <= device.shared_memory_bytes;
 }
 
-// The tile of `shape` on `device`: 16 deep if two stages of that fit and the tile has 64 invocations,
-// else 8. Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to
-// 27.9 TFLOP/s at 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from
-// 38.9 to 31.4 at 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
-GemmTile with_depth(const TileShape& shape, const DevicePlan& device) {
-  GemmTile t{shape.bm, shape.bn, kDeepBk, shape.tm, shape.tn};
-  if (tiled_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
+// `shape` with its depth: 16 if two stages of that fit and a slice has 64 invocations, else 8. Measured
+// on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to 27.9 TFLOP/s at
+// 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from 38.9 to 31.4 at
+// 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
+GemmTile with_depth(const GemmTile& shape, const DevicePlan& device) {
+  GemmTile t = shape;
+  t.bk = kDeepBk;
+  if (slice_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
   return t;
 }
 
 }  // namespace
 
+// First fill the GPU, then reuse (the Conv rule's, host/ops/conv_ops.cpp choose_conv_tile). For tile t:
+//   launched = batch x tiles x invocations per workgroup (all slices),
+//   busy     = outputs / (tm * tn / split), the invocations with real outputs,
+//   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
+//              loads per FMA the larger it is; split K divides it by the slices).
+// Tiles whose busy invocations reach kFillInvocations compete on reuse; when none does, the most busy
+// invocations win, ties to more reuse. Remaining ties go to less padding, then to the larger tile (fewer
+// loads per output: 128x128 over 64x64 8x8 on large squares), then to the table's order. Split-K tiles
+// take part only where K gives each slice kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up
+// 128x128x8; 1024^2 32x32x16 4x4 (64K invocations; 64x64 8x8 gives 16K); vit_b_16's 197 x 768 outputs
+// (K 768 or 3072) 32x32x16 split 4 (38K busy), its 197 x 3072 ones 32x32x16 (38K) (the test "MatMul
+// picks each GEMM blocking ..." pins these).
 GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   GemmTiling tiling;
   if (p.m <= kSkinnyMaxRows) {
@@ -98,17 +121,31 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
     return tiling;
   }
-  // The last tile (32x32x8: 64 invocations, 4.6 KB) fits every Vulkan device.
-  const TileShape& last = kTiles[std::size(kTiles) - 1];
-  GemmTile t{last.bm, last.bn, kShallowBk, last.tm, last.tn};
+  // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
+  GemmTile t{32, 32, kShallowBk, 4, 4, 1};
   if (g_forced_tile && tile_fits(*g_forced_tile, device)) {
     t = *g_forced_tile;
   } else {
-    for (const TileShape& shape : kTiles) {
-      const GemmTile candidate = with_depth(shape, device);
-      if (!tile_fits(candidate, device)) continue;
-      t = candidate;
-      if (p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn) >= kFillWorkgroups) break;
+    struct Score {
+      bool filled;
+      double first, second, used;  // filled: reuse, 0; else busy, reuse; the share of real outputs
+      std::int64_t block;
+      auto key() const { return std::tuple(filled, first, second, used, block); }
+    };
+    const double outputs = static_cast<double>(p.batch * p.m * p.n);
+    bool found = false;
+    Score best{};
+    for (const GemmTile& shape : kTiles) {
+      const GemmTile c = with_depth(shape, device);
+      if (!tile_fits(c, device)) continue;
+      if (c.split > 1 && p.k < kMinSplitSteps * c.split * c.bk) continue;
+      const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn);
+      const double launched = static_cast<double>(workgroups * tiled_threads(c));
+      const double busy = outputs * c.split / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
+      const bool filled = busy >= static_cast<double>(kFillInvocations);
+      const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
+                        outputs / static_cast<double>(workgroups * c.bm * c.bn), static_cast<std::int64_t>(c.bm) * c.bn};
+      if (!found || score.key() > best.key()) t = c, best = score, found = true;
     }
   }
   tiling.bm = t.bm;
@@ -116,6 +153,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   tiling.bk = t.bk;
   tiling.tm = t.tm;
   tiling.tn = t.tn;
+  tiling.split = t.split;
   tiling.workgroup_size = tiled_threads(t);
   tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
   tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
@@ -126,17 +164,20 @@ Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
   if (tile) {
     const GemmTile& t = *tile;
     const std::string name = std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + " with " +
-                             std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation";
+                             std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, split " +
+                             std::to_string(t.split);
     // roots/gemm_tiled.glsl: register blocks of vec4s; every invocation loads the same number of
-    // elements of each slice; slices read along K in runs of 8 (or all of a shallower one).
+    // elements of each slice; slices read along K in runs of 8 (or all of a shallower one); split K
+    // into 1, 2 or 4 slices of invocations, each multiplying the same number of k's of a staged slice.
     const bool shaped = t.tm > 0 && t.tn > 0 && t.bk > 0 && (t.bk <= 8 || t.bk % 8 == 0) && t.tm % 4 == 0 && t.tn % 4 == 0 &&
+                        (t.split == 1 || t.split == 2 || t.split == 4) && t.bk % t.split == 0 &&
                         t.bm % t.tm == 0 &&
                         t.bn % t.tn == 0 && (t.bm * t.bk) % tiled_threads(t) == 0 &&
                         (t.bk * t.bn) % tiled_threads(t) == 0;
     if (!shaped)
       return make_error(ErrorCode::kInvalidArgument,
                         "GEMM tile " + name + ": tm and tn must be multiples of 4 dividing bm and bn, bk at most 8 or a "
-                        "multiple of 8, and each slice (bm x bk, bk x bn) a multiple of the " + std::to_string(tiled_threads(t)) + " invocations");
+                        "multiple of 8, split 1, 2 or 4 dividing bk, and each slice (bm x bk, bk x bn) a multiple of the " + std::to_string(tiled_threads(t)) + " invocations");
     if (!tile_fits(t, device))
       return make_error(ErrorCode::kInvalidArgument,
                         "GEMM tile " + name + " needs " + std::to_string(tiled_threads(t)) + " invocations and " +
@@ -181,7 +222,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_BK", glsl_uint(tiling.bk)},
                                                  {"VKF_TM", glsl_uint(tiling.tm)},
                                                  {"VKF_TN", glsl_uint(tiling.tn)},
-                                                 {"VKF_STAGES", std::to_string(tiling.stages)}});
+                                                 {"VKF_STAGES", std::to_string(tiling.stages)},
+                                                 {"VKF_SPLIT_K", std::to_string(tiling.split)}});
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n, 1, device), 1, 1};
   return launch;

@@ -38,23 +38,26 @@ enum class GemmKernel {
   kTiled,   // roots/gemm_tiled.glsl: bm x bn tiles, K in bk steps through shared memory, tm x tn per invocation
   kSkinny,  // roots/gemm_skinny.glsl: bm (<= 4) rows x bn columns, k_lanes invocations per column split K
 };
-// One blocking of roots/gemm_tiled.glsl: bm x bn output tiles, K in bk steps, tm x tn per invocation.
+// One blocking of roots/gemm_tiled.glsl: bm x bn output tiles, K in bk steps, tm x tn per invocation,
+// `split` slices of (bm / tm) * (bn / tn) invocations each multiplying 1 / split of every staged K slice
+// (split K inside the workgroup; 1, 2 or 4, dividing bk).
 struct GemmTile {
-  std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, split = 1;
 };
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
   std::uint32_t bm = 0, bn = 0, bk = 0;
   std::uint32_t tm = 0, tn = 0;   // kTiled: the register block of one invocation (multiples of 4)
   std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
+  std::uint32_t split = 1;        // kTiled: slices of invocations splitting each staged K slice
   std::uint32_t k_lanes = 1;      // kSkinny
   std::uint32_t workgroup_size = 0;
   std::uint32_t shared_bytes = 0;
 };
 
-// The blocking for `problem` on `device`: kSkinny for at most 4 rows, otherwise the largest tile that
-// fits the device and still gives the GPU enough workgroups, 16 deep where two stages of that fit
-// (host/ops/kernel_support.cpp says how).
+// The blocking for `problem` on `device`: kSkinny for at most 4 rows, otherwise the tile (with split K
+// where K is long) that fills the GPU with invocations and, among those that do, reuses each load the
+// most; 16 deep where two stages of that fit (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt

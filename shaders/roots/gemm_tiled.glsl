@@ -9,20 +9,28 @@
 // With VKF_STAGES 2 the next slices are loaded from memory while the current ones are multiplied, one
 // barrier per step. Elements past M, N, K load as zero and stores are guarded; every output element is
 // written once, with its final value, through VKF_OUT0.
+// Split K (VKF_SPLIT_K = S > 1): the workgroup is S slices of (BM/TM) * (BN/TN) invocations; all of them
+// load and stage the slices, slice s multiplies k's s*BK/S .. (s+1)*BK/S - 1 of each staged slice, and
+// slices 1.. hand their partial sums to slice 0 through shared memory, which adds them and stores
+// (mirrors roots/conv2d.glsl). Products too small to fill the GPU with tiles (batch-1 transformer
+// layers) then keep S times more invocations busy on the same tiles.
 //
 // Defines (host/ops/kernel_support.cpp, gemm_launch): VKF_BATCH, VKF_M, VKF_N, VKF_K; VKF_A_BATCH(b),
 // VKF_B_BATCH(b) (element offsets of batch b's matrices); element (m, k) of A at VKF_A_STRIDE_M * m +
 // VKF_A_STRIDE_K * k, (k, n) of B at VKF_B_STRIDE_K * k + VKF_B_STRIDE_N * n; VKF_A_K_FAST and
 // VKF_B_N_FAST (1 when that stride is 1: consecutive invocations then load consecutive elements);
 // VKF_BM, VKF_BN, VKF_BK, VKF_TM, VKF_TN (multiples of 4), VKF_STAGES (1 or 2), VKF_TILES_M,
-// VKF_TILES_N; VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of element (m, n).
+// VKF_TILES_N; VKF_SPLIT_K (1, 2 or 4, dividing VKF_BK; VKF_WORKGROUP_SIZE == (BM/TM) * (BN/TN) *
+// VKF_SPLIT_K); VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of element (m, n).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
-const uint kThreads = uint(VKF_WORKGROUP_SIZE);
-const uint kThreadsN = VKF_BN / VKF_TN;  // invocations along a tile row; kThreadsM * kThreadsN == kThreads
+const uint kThreads = uint(VKF_WORKGROUP_SIZE);  // all slices: they share the loads
+const uint kThreadsN = VKF_BN / VKF_TN;  // invocations along a tile row of one slice
 const uint kThreadsM = VKF_BM / VKF_TM;
+const uint kSliceThreads = kThreadsM * kThreadsN;  // kSliceThreads * VKF_SPLIT_K == kThreads
+const uint kSliceK = VKF_BK / uint(VKF_SPLIT_K);  // k's of each staged slice one invocation multiplies
 const uint kLoadsA = VKF_BM * VKF_BK / kThreads;  // elements of A each invocation loads per step
 const uint kLoadsB = VKF_BK * VKF_BN / kThreads;
 const uint kRowA = VKF_BM / 4u + 1u;  // vec4s per k row of the A slice, one of padding
@@ -31,6 +39,11 @@ const uint kGroupM = 8u;  // tile rows walked together (see the tile order below
 
 shared vec4 vkf_sa[VKF_STAGES * VKF_BK * kRowA];
 shared vec4 vkf_sb[VKF_STAGES * VKF_BK * kRowB];
+#if VKF_SPLIT_K > 1
+// Slices 1.. leave their partial sums here for slice 0: vec4 e of slice s's invocation `lane` at
+// ((s - 1) * TM*TN/4 + e) * kSliceThreads + lane (neighbouring invocations, neighbouring vec4s).
+shared vec4 vkf_partial[uint(VKF_SPLIT_K - 1) * (VKF_TM * VKF_TN / 4u) * kSliceThreads];
+#endif
 
 // Slot `i` of this invocation's share of a slice, as (slow, fast) coordinates: consecutive invocations
 // take consecutive elements along the `run` of the slice's contiguous dimension.
@@ -60,8 +73,10 @@ uvec2 vkf_slot_k(uint i, uint rows) {
 #endif
 
 void main() {
-  const uint tx = gl_LocalInvocationID.x % kThreadsN;
-  const uint ty = gl_LocalInvocationID.x / kThreadsN;
+  const uint slice = gl_LocalInvocationID.x / kSliceThreads;  // 0 without split K
+  const uint lane = gl_LocalInvocationID.x % kSliceThreads;
+  const uint tx = lane % kThreadsN;
+  const uint ty = lane / kThreadsN;
   const uint tiles = VKF_TILES_M * VKF_TILES_N;
   for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles; t += gl_NumWorkGroups.x) {
     // Tile order: runs of kGroupM tile rows walk N together, so workgroups in flight share their A and
@@ -120,7 +135,8 @@ void main() {
       if (more) {
         VKF_LOAD_SLICES(k0 + VKF_BK)  // in flight while this step multiplies
       }
-      [[unroll]] for (uint kk = 0u; kk < VKF_BK; ++kk) {
+      [[unroll]] for (uint kq = 0u; kq < kSliceK; ++kq) {
+        const uint kk = slice * kSliceK + kq;
         vec4 a[VKF_TM / 4u];
         vec4 b[VKF_TN / 4u];
         [[unroll]] for (uint c = 0u; c < VKF_TM / 4u; ++c) a[c] = vkf_sa[(stage * VKF_BK + kk) * kRowA + c * kThreadsM + ty];
@@ -141,12 +157,30 @@ void main() {
 #undef VKF_LOAD_SLICES
 #undef VKF_STORE_SLICES
 
+#if VKF_SPLIT_K > 1
+    // Slice 0 adds the other slices' partial sums. Slices 1.. write the next tile's partials only after
+    // its K loop's barriers, which slice 0 reaches after these reads.
+    if (slice > 0u) {
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
+          vkf_partial[((slice - 1u) * (VKF_TM * VKF_TN / 4u) + i * (VKF_TN / 4u) + j) * kSliceThreads + lane] = acc[i][j];
+    }
+    barrier();
+    if (slice == 0u) {
+      [[unroll]] for (uint s = 1u; s < uint(VKF_SPLIT_K); ++s)
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+          [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
+            acc[i][j] += vkf_partial[((s - 1u) * (VKF_TM * VKF_TN / 4u) + i * (VKF_TN / 4u) + j) * kSliceThreads + lane];
+    }
+#endif
+
     const uint out_base = batch * VKF_M * VKF_N;
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
       const uint m = m0 + (i / 4u) * (kThreadsM * 4u) + ty * 4u + i % 4u;
       [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
         const uint n = n0 + (j / 4u) * (kThreadsN * 4u) + tx * 4u + j % 4u;
-        if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
+        // slice 0 stores (every invocation without split K)
+        if (slice == 0u && (VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
           VKF_OUT0(out_base + m * VKF_N + n, VKF_GEMM_VALUE(m, n, acc[i][j / 4u][j % 4u]));
         }
       }

@@ -27,9 +27,9 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{13}, {13, 7}}},            // 1-D left operand: skinny, one row
     {"MatMul", {{4, 13}, {13}}},            // 1-D right operand: one column
     {"MatMul", {{2, 33, 130}, {130, 31}}},
-    {"MatMul", {{32, 129, 7}, {7, 129}}},              // 128x128 tiles, 2x2 per batch with 1-row / 1-column edges; K < 8
-    {"MatMul", {{2, 4, 200, 33}, {4, 33, 200}}},       // 64x64 tiles; B's batch broadcast over A's first dimension
-    {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles, K of 125 slices
+    {"MatMul", {{32, 129, 7}, {7, 129}}},              // 128x128 tiles (forced): 2x2 per batch with 1-row / 1-column edges; K < 8
+    {"MatMul", {{2, 4, 200, 33}, {4, 33, 200}}},       // 64x64 tiles (forced); B's batch broadcast over A's first dimension
+    {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles split 4 (the rule), K of 125 slices
     {"MatMul", {{64, 16}, {16, 96}}},                  // whole 32x32 tiles: no bounds checks, one K step
     {"MatMul", {{256, 48}, {48, 256}}},                // whole tiles of every size, K of 3 (or 6) steps
     {"MatMul", {{5, 130}, {130, 7}}},                  // one row past the skinny root
@@ -38,7 +38,8 @@ const std::vector<KernelCase> kMatMulCases = {
 };
 
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
-// stages) or "skinny 4x32" (rows x columns per workgroup).
+// stages), "tiled 32x32x16 2 split 4" (split K inside the workgroup) or "skinny 4x32" (rows x columns
+// per workgroup).
 std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan) {
   const OpDef* op = find_op("MatMul");
   REQUIRE(op != nullptr);
@@ -54,7 +55,9 @@ std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& pl
   };
   if (launch->root == "roots/gemm_skinny.glsl") return "skinny " + define("VKF_ROWS") + "x" + define("VKF_COLS");
   REQUIRE(launch->root == "roots/gemm_tiled.glsl");
-  return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES");
+  const std::string split = define("VKF_SPLIT_K");
+  return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES") +
+         (split == "1" ? "" : " split " + split);
 }
 
 // Clears force_gemm_tile's setting however the test leaves its scope.
@@ -87,31 +90,37 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
 }
 
 TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
-  // 16-deep slices for the 64-invocation tiles where two stages fit; the 128x128 tile stays 8 deep
-  // (on the H100 16 deep cost it a fifth of its speed: kernel_support.cpp with_depth).
+  // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
+  // 132 x 256 compete on outputs per invocation, else the most invocations win; split K where K gives
+  // each slice two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
+  // the 128x128 tile stays 8 deep (on the H100 16 deep cost it a fifth of its speed: with_depth).
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
   for (const DevicePlan& plan : {lavapipe, h100}) {
     CAPTURE(plan.shared_memory_bytes);
     const std::string large = "tiled 128x128x8 2";
-    CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == large);
-    CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 64x64x16 2");
-    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32x16 2");
-    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2");
+    CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 32x32x16 2");  // 33K invocations of 4x4: the most
+    CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 32x32x16 2");  // K too short to split
+    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32x16 2 split 4");
+    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2 split 4");  // K 130: 2 steps of 16 per slice
     CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
     CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
-    CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 256 workgroups of 128x128
-    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64x16 2");  // 128x128: only 64
-    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2");  // batch-1 ViT: enough workgroups
+    CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 65K invocations of 8x8: filled
+    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 32x32x16 2");  // 8x8: only 16K; 4x4: 65K
+    // Batch-1 ViT (vit_b_16): 197 x 768 outputs are 37.8K busy invocations (43K launched: 7 x 24 tiles of
+    // 256) only with 4 slices of 4x4; 197 x 3072 outputs fill with 4x4 alone (37.8K, 43K launched).
+    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2 split 4");
+    CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 split 4");
+    CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
     CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({4, 13}, {13}, plan) == "skinny 4x8");  // one column: 32 lanes of K for it
   }
-  // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile, and 8-deep slices (two stages of
-  // 64x64x16 take 17 KB); 16 KB and 256 invocations: 128x128x8 in one stage.
-  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 128)) == "tiled 64x64x8 2");
-  CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan_with(16384, 256)) == "tiled 128x128x8 1");
-  CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2");
+  // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile, no split 4, and 8-deep 64x64 slices
+  // (two stages of 64x64x16 take 17 KB); 16 KB and 256 invocations: 128x128x8 in one stage.
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 128)) == "tiled 64x64x8 2");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 256)) == "tiled 128x128x8 1");
+  CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2 split 2");
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
 }
 
@@ -124,9 +133,11 @@ TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must
   REQUIRE(force_gemm_tile(GemmTile{128, 128, 16, 8, 8}, lavapipe).ok());
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x128x16 1");  // 2 stages: 33 KB
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 2");
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan_with(16384, 1024)) == "tiled 64x64x8 2");  // no fit: the rule
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan_with(16384, 1024)) == "tiled 32x32x16 2");  // no fit: the rule
+  REQUIRE(force_gemm_tile(GemmTile{32, 32, 8, 4, 4, 4}, h100).ok());  // split K, whatever K is
+  CHECK(matmul_blocking({7, 13}, {13, 5}, h100) == "tiled 32x32x8 2 split 4");
   REQUIRE(force_gemm_tile(std::nullopt, h100).ok());
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 64x64x16 2");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 32x32x16 2");
   // Rejected, and the rule stays: a block that is not vec4s, a slice the invocations do not divide, a
   // tile past the device.
   CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 8, 6, 8}, h100).ok());
@@ -134,7 +145,10 @@ TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must
   CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 12, 8, 8}, h100).ok());   // runs of 8 k
   CHECK_FALSE(force_gemm_tile(GemmTile{256, 256, 32, 8, 8}, lavapipe).ok());  // 65 KB
   CHECK_FALSE(force_gemm_tile(GemmTile{256, 256, 8, 4, 4}, h100).ok());  // 4096 invocations
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 64x64x16 2");
+  CHECK_FALSE(force_gemm_tile(GemmTile{32, 32, 16, 4, 4, 3}, h100).ok());  // split 1, 2 or 4
+  CHECK_FALSE(force_gemm_tile(GemmTile{32, 32, 2, 4, 4, 4}, h100).ok());   // split dividing bk
+  CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 8, 8, 8, 4}, lavapipe).ok());  // 48 KB of partial sums
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 32x32x16 2");
 }
 
 // The blockings the device above does not pick run here too: the test's context plans as a device with
@@ -158,24 +172,28 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
 
 // The blockings a larger device picks (or a benchmark may force) that lavapipe's limits keep the rule
 // from picking: 128x128x16 (one stage here, two on an H100), 128x256 with 16 columns per invocation,
-// and 64x64x16 in f16 too; MatMul's cases and Gemm's (every transA / transB, so each operand is read
-// along K and across it).
+// and 64x64x16 in f16 too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 16 and 8 deep, 64x64
+// 8x8 with 2), in f16 too, whatever K; MatMul's cases and Gemm's (every transA / transB, so each operand
+// is read along K and across it).
 TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   const ForcedTileReset reset;
   const DevicePlan& plan = gpu_context().impl()->plan;
   std::uint32_t seed = 900;
-  for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8}}) {
+  for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8},
+                               GemmTile{32, 32, 16, 4, 4, 2}, GemmTile{32, 32, 16, 4, 4, 4}, GemmTile{32, 32, 8, 4, 4, 4},
+                               GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}}) {
     REQUIRE(force_gemm_tile(tile, plan).ok());
     CAPTURE(tile.bm);
     CAPTURE(tile.bn);
     CAPTURE(tile.bk);
+    CAPTURE(tile.split);
     for (auto cases : {matmul_cases(), nn_cases()})
       for (const KernelCase& c : cases) {
         if (std::string_view(c.op) != "MatMul" && std::string_view(c.op) != "Gemm") continue;
         CAPTURE(c.op);
         CAPTURE(shape_to_string(c.inputs[0]));
         check_kernel_case(c, DType::kF32, seed++);
-        if (tile.bm == 64) check_kernel_case(c, DType::kF16, seed++);
+        if (tile.bm == 64 || tile.split > 1) check_kernel_case(c, DType::kF16, seed++);
       }
   }
   REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
