@@ -22,6 +22,10 @@ struct DevicePlan {
   bool f16_storage = false;
   bool u8_storage = false;
   bool preserve_inf_nan = false;  // kernels declare SignedZeroInfNanPreserve for fp32 (IEEE NaN/Inf semantics)
+
+  // A kernel op's input larger than one binding is bound in chunks of this many bytes: the most whole
+  // binding alignments one binding holds.
+  std::uint64_t chunk_bytes() const { return max_binding_bytes / binding_alignment * binding_alignment; }
 };
 
 DevicePlan make_device_plan(const DeviceCaps& caps);

@@ -465,9 +465,9 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
     bases.insert(v);
   }
   std::size_t extra_chunks = 0;
-  const std::uint64_t chunk = device.max_binding_bytes / device.binding_alignment * device.binding_alignment;
+  const std::uint64_t chunk = device.chunk_bytes();
   for (ValueId v : kernel_reads) {
-    const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(graph.value(v).shape)) * dtype_size(graph.value(v).dtype);
+    const std::uint64_t bytes = graph.value(v).bytes();
     if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;
   }
   return group.outputs.size() + bases.size() + extra_chunks;

@@ -25,6 +25,9 @@ struct Value {
   std::optional<HostTensor> constant;  // set for constants
   bool is_input = false;
   bool is_output = false;
+
+  // Bytes of the tensor in a GPU buffer (and in host memory): elements times dtype_size.
+  std::uint64_t bytes() const { return static_cast<std::uint64_t>(shape_numel(shape)) * dtype_size(dtype); }
 };
 
 struct Node {

@@ -175,11 +175,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       input.shape = value.shape;
       input.buffer = view.base;
       // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
-      const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
-      if (bytes > device.max_binding_bytes) {
-        const std::uint64_t chunk = device.max_binding_bytes / device.binding_alignment * device.binding_alignment;
-        input.chunk_elements = static_cast<std::int64_t>(chunk / dtype_size(value.dtype));
-        chunk_bytes[view.base] = chunk;
+      if (value.bytes() > device.max_binding_bytes) {
+        input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
+        chunk_bytes[view.base] = device.chunk_bytes();
       }
       spec.inputs.push_back(std::move(input));
       pre_input_values.push_back(v);
@@ -258,7 +256,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         kernel.bound_values.push_back(view.base);
         continue;
       }
-      const std::uint64_t total = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+      const std::uint64_t total = value.bytes();
       for (std::uint64_t offset = 0; offset < total; offset += chunked->second) {
         kernel.chunks[kernel.bound_values.size()] = {offset, std::min(chunked->second, total - offset)};
         kernel.bound_values.push_back(view.base);

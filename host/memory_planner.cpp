@@ -16,7 +16,7 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
     for (ValueId v : writes[g]) {
       const Value& value = graph.value(v);
       if (value.is_output) continue;
-      const std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+      const std::uint64_t bytes = value.bytes();
       live[v] = {v, g, g, (bytes + alignment - 1) / alignment * alignment};
     }
   for (std::size_t g = 0; g < reads.size(); ++g)

@@ -37,7 +37,7 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
     v.is_output = value.is_output;
     v.is_constant = value.constant.has_value();
     v.is_scalar_constant = value.constant && value.constant->numel() == 1;
-    v.bytes = static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
+    v.bytes = value.bytes();
     report.values.push_back(std::move(v));
   }
   for (const Node& node : ir.nodes) {

@@ -26,10 +26,6 @@ bool fusion_disabled_by_env() {
   return env && std::strcmp(env, "0") != 0 && *env != '\0';
 }
 
-std::uint64_t value_bytes(const Value& value) {
-  return static_cast<std::uint64_t>(shape_numel(value.shape)) * dtype_size(value.dtype);
-}
-
 // Where a stored value lives: its own buffer (inputs, outputs, constants) or a slice of the arena.
 struct Placement {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -87,18 +83,18 @@ struct Session::Impl {
       if (own_buffers.count(v)) return {};
       // A buffer may exceed one binding's range: kernel ops bind it in chunks (record() checks the rest).
       VKFUSE_ASSIGN_OR_RETURN(Buffer buffer,
-                              Buffer::create(ctx(), value_bytes(value), MemoryUsage::kDeviceLocal, value.name));
+                              Buffer::create(ctx(), value.bytes(), MemoryUsage::kDeviceLocal, value.name));
       own_buffers.emplace(v, std::move(buffer));
       return {};
     };
     for (ValueId v : g.inputs) {
       VKFUSE_TRY(own(v));
-      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kUpload));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), g.value(v).bytes(), MemoryUsage::kUpload));
       uploads.emplace(v, std::move(staging));
     }
     for (ValueId v : g.outputs) {
       VKFUSE_TRY(own(v));
-      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), value_bytes(g.value(v)), MemoryUsage::kDownload));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), g.value(v).bytes(), MemoryUsage::kDownload));
       downloads.emplace(v, std::move(staging));
     }
     for (const GroupKernel& kernel : kernels)
@@ -115,7 +111,7 @@ struct Session::Impl {
     }
     memory = plan_memory(g, reads, writes, context->plan.binding_alignment);
     for (const auto& [v, offset] : memory.offsets)
-      if (value_bytes(g.value(v)) > context->plan.max_binding_bytes)
+      if (g.value(v).bytes() > context->plan.max_binding_bytes)
         return make_error(ErrorCode::kUnsupported, "intermediate '" + g.value(v).name + "' " +
                                                        shape_to_string(g.value(v).shape) + " exceeds the device's " +
                                                        std::to_string(context->plan.max_binding_bytes) +
@@ -129,8 +125,8 @@ struct Session::Impl {
 
   Placement placement(ValueId v) const {
     const Value& value = ir().value(v);
-    if (auto it = own_buffers.find(v); it != own_buffers.end()) return {it->second.handle(), 0, value_bytes(value)};
-    return {arena->handle(), memory.offsets.at(v), value_bytes(value)};
+    if (auto it = own_buffers.find(v); it != own_buffers.end()) return {it->second.handle(), 0, value.bytes()};
+    return {arena->handle(), memory.offsets.at(v), value.bytes()};
   }
 
   // Constants go up once, now, through a one-shot recording.
@@ -139,7 +135,7 @@ struct Session::Impl {
     for (const auto& [v, buffer] : own_buffers) {
       const Value& value = ir().value(v);
       if (!value.constant) continue;
-      VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value_bytes(value), MemoryUsage::kUpload));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value.bytes(), MemoryUsage::kUpload));
       std::memcpy(up.mapped(), value.constant->bytes.data(), value.constant->bytes.size());
       VKFUSE_TRY(up.flush());
       staging.emplace_back(std::move(up), v);
@@ -233,10 +229,10 @@ struct Session::Impl {
         return make_error(ErrorCode::kInvalidArgument,
                           "run: input '" + value.name + "' is " + dtype_name(t.dtype) + shape_to_string(t.shape) +
                               ", the graph expects " + dtype_name(value.dtype) + shape_to_string(value.shape));
-      if (t.bytes.size() != value_bytes(value))
+      if (t.bytes.size() != value.bytes())
         return make_error(ErrorCode::kInvalidArgument, "run: input '" + value.name + "' holds " +
                                                            std::to_string(t.bytes.size()) + " bytes, expected " +
-                                                           std::to_string(value_bytes(value)));
+                                                           std::to_string(value.bytes()));
       Buffer& up = uploads.at(v);
       std::memcpy(up.mapped(), t.bytes.data(), t.bytes.size());
       VKFUSE_TRY(up.flush());
@@ -255,7 +251,7 @@ struct Session::Impl {
       const Value& value = g.value(v);
       Buffer& down = downloads.at(v);
       VKFUSE_TRY(down.invalidate());
-      HostTensor t{value.shape, value.dtype, std::vector<std::byte>(value_bytes(value))};
+      HostTensor t{value.shape, value.dtype, std::vector<std::byte>(value.bytes())};
       std::memcpy(t.bytes.data(), down.mapped(), t.bytes.size());
       outputs.emplace(value.name, std::move(t));
     }

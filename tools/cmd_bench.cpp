@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 
 #include <vkfuse/onnx.hpp>
@@ -31,15 +30,6 @@ constexpr const char* kUsage =
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-Result<int> positive_int(const ParsedArgs& args, std::string_view flag, int fallback) {
-  const std::string text = args.value(flag, std::to_string(fallback));
-  char* stop = nullptr;
-  const long value = std::strtol(text.c_str(), &stop, 10);
-  if (text.empty() || *stop != '\0' || value < 1 || value > 100000)
-    return make_error(ErrorCode::kInvalidArgument, std::string(flag) + " '" + text + "' is not a positive integer");
-  return static_cast<int>(value);
 }
 
 // Seeded uniform [-1, 1) floats for every f32 input.
@@ -151,9 +141,9 @@ int run_bench(const Args& args) {
     std::fprintf(stderr, "vkfuse bench: --precision %s is not supported yet; fp32 is\n", precision.c_str());
     return 2;
   }
-  auto repeats = positive_int(*parsed, "--repeats", 7);
-  auto iterations = positive_int(*parsed, "--iterations", 10);
-  auto batch = positive_int(*parsed, "--batch", 1);
+  auto repeats = parsed->positive_int("--repeats", 7);
+  auto iterations = parsed->positive_int("--iterations", 10);
+  auto batch = parsed->positive_int("--batch", 1);
   for (const auto* r : {&repeats, &iterations, &batch})
     if (!r->ok()) {
       std::fprintf(stderr, "vkfuse bench: %s\n", r->status().message().c_str());

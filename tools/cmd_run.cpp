@@ -180,17 +180,12 @@ int run_run(const Args& args) {
       return 2;
     }
   }
-  int runs = 1;
-  {
-    const std::string text = parsed->value("--runs", "1");
-    char* stop = nullptr;
-    const long value = std::strtol(text.c_str(), &stop, 10);
-    if (text.empty() || *stop != '\0' || value < 1 || value > 1000000) {
-      std::fprintf(stderr, "vkfuse run: --runs '%s' is not a positive integer\n", text.c_str());
-      return 2;
-    }
-    runs = static_cast<int>(value);
+  const Result<int> runs_flag = parsed->positive_int("--runs", 1);
+  if (!runs_flag.ok()) {
+    std::fprintf(stderr, "vkfuse run: %s\n", runs_flag.status().message().c_str());
+    return 2;
   }
+  const int runs = *runs_flag;
   auto shapes = parse_shape_flags(parsed->all("--shape"));
   if (!shapes.ok()) return fail(shapes.status());
   const std::string output_dir = parsed->value("--output-dir");

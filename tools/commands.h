@@ -38,6 +38,8 @@ struct ParsedArgs {
   const std::vector<std::string>& all(std::string_view flag) const;  // empty when not given
   // The last value given, or `fallback`.
   std::string value(std::string_view flag, const std::string& fallback = "") const;
+  // The last value given as an integer in [1, 1000000], or `fallback`; kInvalidArgument names the flag.
+  Result<int> positive_int(std::string_view flag, int fallback) const;
 };
 Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::string_view> valued,
                               std::initializer_list<std::string_view> switches);

@@ -37,6 +37,15 @@ std::string ParsedArgs::value(std::string_view flag, const std::string& fallback
   return given.empty() ? fallback : given.back();
 }
 
+Result<int> ParsedArgs::positive_int(std::string_view flag, int fallback) const {
+  const std::string text = value(flag, std::to_string(fallback));
+  char* stop = nullptr;
+  const long number = std::strtol(text.c_str(), &stop, 10);
+  if (text.empty() || *stop != '\0' || number < 1 || number > 1000000)
+    return make_error(ErrorCode::kInvalidArgument, std::string(flag) + " '" + text + "' is not a positive integer");
+  return static_cast<int>(number);
+}
+
 Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::string_view> valued,
                               std::initializer_list<std::string_view> switches) {
   auto known = [](std::initializer_list<std::string_view> list, std::string_view flag) {

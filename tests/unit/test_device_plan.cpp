@@ -52,6 +52,10 @@ TEST_CASE("device plan from large caps keeps its own caps") {
   CHECK(plan.shared_memory_bytes == 49152);
   CHECK(plan.max_workgroup_invocations == 1024);
   CHECK(plan.subgroup_size == 32);
+  CHECK(plan.chunk_bytes() == (1u << 27));  // 128 MiB is a whole number of 1024-byte alignments
+  DevicePlan odd = plan;
+  odd.max_binding_bytes = 5000;
+  CHECK(odd.chunk_bytes() == 4096);  // chunks start at aligned offsets
 }
 
 TEST_CASE("the reduce workgroup is a power of two") {
