@@ -13,13 +13,14 @@ namespace vkfuse::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--dot FILE] [--no-fusion]\n"
+    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--precision P] [--dot FILE] [--no-fusion]\n"
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
     "  and the bytes of intermediates it keeps out of memory; then graph ops vs dispatches.\n"
     "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults, which desktop\n"
     "  GPUs and lavapipe get too), not with a device's own; a device with fewer storage buffers per\n"
     "  stage can split groups differently under `vkfuse run`.\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+    "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
     "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
     "  --no-fusion         the unfused plan: one dispatch per op\n";
 
@@ -126,7 +127,7 @@ int run_plan(const Args& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  auto parsed = parse_args(args, {"--shape", "--dot"}, {"--no-fusion"});
+  auto parsed = parse_args(args, {"--shape", "--dot", "--precision"}, {"--no-fusion"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     std::fprintf(stderr, "vkfuse plan: %s\n%s",
                  parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
@@ -137,7 +138,9 @@ int run_plan(const Args& args) {
   const std::string model = parsed->positional[0];
   auto shapes = parse_shape_flags(parsed->all("--shape"));
   if (!shapes.ok()) return fail(shapes.status());
-  auto graph = load_onnx(model, OnnxOptions{*shapes});
+  const Result<DType> float_dtype = parse_precision(*parsed);
+  if (!float_dtype.ok()) return fail(float_dtype.status());
+  auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
   if (!graph.ok()) return fail(graph.status());
   const bool fused = !parsed->has("--no-fusion");
   const DevicePlan limits{};

@@ -25,14 +25,17 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--output-dir DIR]\n"
-    "                  [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
+    "                  [--precision P] [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
     "  --input NAME=FILE   a graph input from .npy or ONNX TensorProto .pb (repeat per input;\n"
     "                      --input FILE alone for a one-input model)\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
     "  --output-dir DIR    writes DIR/NAME.npy per output (created if missing)\n"
+    "  --precision P       fp32 (default) or fp16: float tensors stored as f16 inside the graph,\n"
+    "                      fp32 arithmetic in the kernels; inputs and outputs stay f32\n"
     "  --compare DIR       compares each output with DIR/NAME.npy, DIR/NAME.pb or DIR/output_<i>.pb\n"
     "  --tolerance T       the largest max-abs error relative to the reference's largest magnitude\n"
-    "                      that passes (default 1e-3); a failing output makes the exit code 1\n"
+    "                      that passes (default 1e-3, 2e-2 with fp16); a failing output makes the\n"
+    "                      exit code 1\n"
     "  --runs N            runs N times (default 1): outputs and GPU time from the last run, which\n"
     "                      excludes first-run warm-up when N >= 2\n"
     "  --no-fusion         one dispatch per op\n";
@@ -161,7 +164,7 @@ int run_run(const Args& args) {
     return 0;
   }
   auto parsed =
-      parse_args(args, {"--input", "--shape", "--output-dir", "--compare", "--tolerance", "--runs"}, {"--no-fusion"});
+      parse_args(args, {"--input", "--shape", "--output-dir", "--compare", "--tolerance", "--runs", "--precision"}, {"--no-fusion"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     std::fprintf(stderr, "vkfuse run: %s\n%s",
                  parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
@@ -170,9 +173,14 @@ int run_run(const Args& args) {
     return 2;
   }
   const std::string model = parsed->positional[0];
+  const Result<DType> float_dtype = parse_precision(*parsed);
+  if (!float_dtype.ok()) {
+    std::fprintf(stderr, "vkfuse run: %s\n", float_dtype.status().message().c_str());
+    return 2;
+  }
   double tolerance = 1e-3;
   {
-    const std::string text = parsed->value("--tolerance", "1e-3");
+    const std::string text = parsed->value("--tolerance", *float_dtype == DType::kF16 ? "2e-2" : "1e-3");
     char* stop = nullptr;
     tolerance = std::strtod(text.c_str(), &stop);
     if (text.empty() || *stop != '\0' || !(tolerance >= 0.0)) {
@@ -193,7 +201,7 @@ int run_run(const Args& args) {
   if (!compare_dir.empty() && !fs::is_directory(compare_dir))
     return fail(make_error(ErrorCode::kNotFound, "--compare " + compare_dir + ": no such folder"));
 
-  auto graph = load_onnx(model, OnnxOptions{*shapes});
+  auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
   if (!graph.ok()) return fail(graph.status());
   const GraphIR& ir = graph_ir(*graph);
   std::vector<GraphInput> expected;

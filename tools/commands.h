@@ -47,6 +47,11 @@ Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::strin
 // "NAME=1x3x224x224" (repeatable) -> {"NAME", {1, 3, 224, 224}}. Dimensions must be positive.
 Result<std::map<std::string, Shape>> parse_shape_flags(const std::vector<std::string>& values);
 
+// --precision fp32|fp16 (default fp32) -> the dtype a model's float tensors run as (OnnxOptions::float_dtype).
+Result<DType> parse_precision(const ParsedArgs& parsed);
+// "fp32" or "fp16" for reports.
+const char* precision_name(DType float_dtype);
+
 // "1.5 KiB", "3.06 MiB", "12 B".
 std::string format_bytes(std::uint64_t bytes);
 

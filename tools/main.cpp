@@ -81,6 +81,15 @@ Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::strin
   return parsed;
 }
 
+Result<DType> parse_precision(const ParsedArgs& parsed) {
+  const std::string text = parsed.value("--precision", "fp32");
+  if (text == "fp32") return DType::kF32;
+  if (text == "fp16") return DType::kF16;
+  return make_error(ErrorCode::kInvalidArgument, "--precision '" + text + "': expected fp32 or fp16");
+}
+
+const char* precision_name(DType float_dtype) { return float_dtype == DType::kF16 ? "fp16" : "fp32"; }
+
 Result<std::map<std::string, Shape>> parse_shape_flags(const std::vector<std::string>& values) {
   std::map<std::string, Shape> shapes;
   for (const std::string& text : values) {

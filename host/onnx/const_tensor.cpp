@@ -76,8 +76,9 @@ Result<ConstTensor> const_from_proto(const TensorProto& proto, const std::string
   return out;
 }
 
-Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& what) {
-  VKFUSE_ASSIGN_OR_RETURN(const DType dtype, dtype_for_onnx_type(tensor.onnx_type, what));
+Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& what, DType float_dtype) {
+  VKFUSE_ASSIGN_OR_RETURN(DType dtype, dtype_for_onnx_type(tensor.onnx_type, what));
+  if (dtype == DType::kF32) dtype = float_dtype;
   if (dtype == DType::kF32) {
     HostTensor out{tensor.shape, dtype, std::vector<std::byte>(tensor.floats.size() * 4)};
     if (!tensor.floats.empty()) std::memcpy(out.bytes.data(), tensor.floats.data(), out.bytes.size());

@@ -38,9 +38,9 @@ ConstTensor make_zero_tensor(Shape shape, int onnx_type);
 // Decodes an initializer or Constant value (see tensor_proto.h for base_dir and errors).
 Result<ConstTensor> const_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what);
 
-// The value for the GPU: FLOAT/DOUBLE/BFLOAT16 -> f32, FLOAT16 -> f16, integers -> i32 (values outside
+// The value for the GPU: FLOAT/DOUBLE/BFLOAT16 -> float_dtype (f32 or f16), FLOAT16 -> f16, integers -> i32 (values outside
 // int32 are an error naming `what`), BOOL -> bool.
-Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& what);
+Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& what, DType float_dtype = DType::kF32);
 
 // Integer values of a tensor that must be an integer constant (axes, pads, shapes), or an error naming
 // `what`.

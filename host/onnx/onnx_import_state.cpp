@@ -1,5 +1,6 @@
 #include "host/onnx/onnx_import_state.h"
 
+#include "host/onnx/tensor_proto.h"
 #include "host/op_registry.h"
 #include "onnx.pb.h"
 
@@ -12,13 +13,18 @@ std::string ImportState::unique_node_name(const std::string& base) {
   return name;
 }
 
+Result<DType> ImportState::graph_dtype(int onnx_type, const std::string& what) const {
+  VKFUSE_ASSIGN_OR_RETURN(const DType dtype, dtype_for_onnx_type(onnx_type, what));
+  return dtype == DType::kF32 ? float_dtype : dtype;
+}
+
 Result<Tensor> ImportState::graph_tensor(const std::string& name) {
   auto it = values.find(name);
   if (it == values.end()) return make_error(ErrorCode::kInternal, "value '" + name + "' is not defined");
   OnnxValue& value = it->second;
   if (value.tensor.valid()) return value.tensor;
   if (!value.constant) return make_error(ErrorCode::kInternal, "value '" + name + "' has neither data nor a tensor");
-  VKFUSE_ASSIGN_OR_RETURN(HostTensor host, to_host_tensor(*value.constant, "constant '" + name + "'"));
+  VKFUSE_ASSIGN_OR_RETURN(HostTensor host, to_host_tensor(*value.constant, "constant '" + name + "'", float_dtype));
   value.tensor = builder.constant(std::move(host), name);
   if (!value.tensor.valid()) return builder.status();
   return value.tensor;

@@ -36,6 +36,11 @@ struct ImportState {
   std::map<std::string, OnnxValue, std::less<>> values;
   std::map<std::string, int, std::less<>> uses;  // consumers and graph outputs of each value
   std::set<std::string, std::less<>> node_names;  // vkfuse node names handed out
+  DType float_dtype = DType::kF32;  // what FLOAT tensors run as (OnnxOptions::float_dtype)
+
+  // The dtype a tensor of ONNX type `onnx_type` runs as in the graph: dtype_for_onnx_type, with f32
+  // replaced by float_dtype.
+  Result<DType> graph_dtype(int onnx_type, const std::string& what) const;
 
   // `base`, or `base` with a numeric suffix when taken.
   std::string unique_node_name(const std::string& base);
@@ -81,6 +86,7 @@ class NodeMapping {
             std::string_view suffix = {});
   Shape shape_of(Tensor tensor) const { return state_.builder.shape(tensor); }
   DType dtype_of(Tensor tensor) const { return state_.builder.dtype(tensor); }
+  Result<DType> graph_dtype(int onnx_type, const std::string& what) const { return state_.graph_dtype(onnx_type, what); }
   GraphBuilder& builder() { return state_.builder; }
 
   // kUnsupported unless the op table has `vkfuse_op` (other ops land in the table over time).

@@ -122,7 +122,10 @@ Status add_inputs(ImportState& state, const onnx::GraphProto& graph, const OnnxO
     VKFUSE_ASSIGN_OR_RETURN(const Shape shape, input_shape(input, options, path));
     VKFUSE_ASSIGN_OR_RETURN(const DType dtype, dtype_for_onnx_type(input.type().tensor_type().elem_type(),
                                                                    path + ": input '" + input.name() + "'"));
-    const Tensor t = state.builder.input(input.name(), shape, dtype);
+    Tensor t = state.builder.input(input.name(), shape, dtype);
+    if (dtype == DType::kF32 && state.float_dtype != DType::kF32)  // the graph runs in float_dtype inside
+      t = state.builder.op("Cast", {t}, {{"to", static_cast<float>(state.float_dtype)}},
+                           state.unique_node_name(input.name() + "/to_" + dtype_name(state.float_dtype)));
     if (!t.valid()) return state.builder.status().with_context(path);
     state.values[input.name()] = OnnxValue{nullptr, t, false};
     inputs.insert(input.name());
@@ -272,8 +275,15 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
     if (!state.values.count(name))
       return make_error(ErrorCode::kInvalidArgument, path + ": graph output '" + name + "' is not produced by any node");
     VKFUSE_ASSIGN_OR_RETURN(Tensor t, state.graph_tensor(name));
-    if (!taken.insert(t.id).second)  // one value under two output names: a copy for the second
+    // A float output leaves in the model's dtype (f32 unless it declares FLOAT16), whatever the graph
+    // computed in; the Cast also makes the copy a second output name of the same value needs.
+    const bool declared_f16 = output.type().has_tensor_type() && output.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT16;
+    if (state.float_dtype != DType::kF32 && state.builder.dtype(t) == state.float_dtype && !declared_f16) {
+      t = state.builder.op("Cast", {t}, {{"to", static_cast<float>(DType::kF32)}}, state.unique_node_name(name + "/to_f32"));
+      taken.insert(t.id);
+    } else if (!taken.insert(t.id).second) {  // one value under two output names: a copy for the second
       t = state.builder.op("Identity", {t}, {}, state.unique_node_name(name + "/copy"));
+    }
     const Shape shape = state.builder.shape(t);
     state.builder.output(t, name);
     if (!state.builder.status().ok()) return state.builder.status().with_context(path);
@@ -308,6 +318,10 @@ Result<Graph> import_model(const std::string& path, const OnnxOptions& options) 
   ImportState state;
   state.model = path;
   state.opset = opset;
+  if (options.float_dtype != DType::kF32 && options.float_dtype != DType::kF16)
+    return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::float_dtype is " + dtype_name(options.float_dtype) +
+                                                       "; float tensors can run as f32 or f16");
+  state.float_dtype = options.float_dtype;
   VKFUSE_TRY(add_inputs(state, graph, options, path, base_dir));
   graph.clear_initializer();  // decoded: the weights are not kept twice
 

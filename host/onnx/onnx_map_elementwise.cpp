@@ -44,7 +44,7 @@ Status map_cast(NodeMapping& m) {
   if (m.op_type() == "CastLike") {
     if (!m.has_input(1)) return m.invalid("CastLike needs its target_type input");
     if (const ConstTensor* like = m.constant(1)) {
-      VKFUSE_ASSIGN_OR_RETURN(to, dtype_for_onnx_type(like->onnx_type, m.where() + ": target_type"));
+      VKFUSE_ASSIGN_OR_RETURN(to, m.graph_dtype(like->onnx_type, m.where() + ": target_type"));
     } else {
       VKFUSE_ASSIGN_OR_RETURN(Tensor like_tensor, m.tensor(1));
       to = m.dtype_of(like_tensor);
@@ -52,7 +52,7 @@ Status map_cast(NodeMapping& m) {
   } else {
     VKFUSE_TRY(m.attrs().only({"to", "saturate"}));
     VKFUSE_ASSIGN_OR_RETURN(const std::int64_t onnx_to, m.attrs().integer("to", onnx::TensorProto::FLOAT));
-    VKFUSE_ASSIGN_OR_RETURN(to, dtype_for_onnx_type(static_cast<int>(onnx_to), m.where() + ": 'to'"));
+    VKFUSE_ASSIGN_OR_RETURN(to, m.graph_dtype(static_cast<int>(onnx_to), m.where() + ": 'to'"));
   }
   if (m.dtype_of(x) == to) {  // INT64 -> INT32 and DOUBLE -> FLOAT are no-ops on the GPU
     m.forward_input(0, 0);

@@ -392,6 +392,47 @@ TEST_CASE("ONNX: torch-exported tiny_cnn and tiny_transformer import and match t
   }
 }
 
+// --precision fp16: every float weight and every float tensor between the boundary Casts is f16 (the
+// composites' own fp32 accumulation excepted), the interface stays f32, and the CPU reference of the f16
+// graph still matches torch's fp32 output within an fp16 tolerance.
+TEST_CASE("ONNX: OnnxOptions::float_dtype f16 stores float tensors as f16 behind f32 inputs and outputs") {
+  for (const std::string name : {"tiny_cnn", "tiny_transformer"}) {
+    INFO(name);
+    const std::string dir = std::string(VKFUSE_TEST_DATA_DIR) + "/models/" + name;
+    OnnxOptions options;
+    options.float_dtype = DType::kF16;
+    const Graph graph = load(dir + "/model.onnx", options);
+    const GraphIR& ir = graph_ir(graph);
+    for (ValueId v : ir.inputs) CHECK(ir.value(v).dtype == DType::kF32);
+    for (ValueId v : ir.outputs) CHECK(ir.value(v).dtype == DType::kF32);
+    std::size_t f16_weights = 0, f32_weights = 0, f16_values = 0;
+    for (const Value& value : ir.values) {
+      if (value.constant) (value.dtype == DType::kF16 ? f16_weights : f32_weights) += 1;
+      if (!value.constant && value.dtype == DType::kF16) ++f16_values;
+    }
+    CHECK(f16_weights > 0);
+    CHECK(f16_values > ir.nodes.size() / 2);
+    // f32 constants are only the composites' own (LayerNorm's epsilon after its cast to f32).
+    for (const Value& value : ir.values)
+      if (value.constant && value.dtype == DType::kF32) CHECK_MESSAGE(shape_numel(value.shape) == 1, value.name);
+    auto input = read_tensor_file(dir + "/input.npy");
+    auto want = read_tensor_file(dir + "/output.npy");
+    REQUIRE(input.ok());
+    REQUIRE(want.ok());
+    auto outputs = evaluate_reference(graph, {{"input", *input}});
+    REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
+    const std::vector<float> w = want->to_floats();
+    double largest = 0.0;
+    for (float v : w) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+    const CloseReport report = all_close(outputs->at("output").to_floats(), w, 5e-3 * largest, 0.0);
+    CHECK_MESSAGE(report.ok, report.describe());
+  }
+  OnnxOptions integer;
+  integer.float_dtype = DType::kI32;
+  const Status error = load_error(std::string(VKFUSE_TEST_DATA_DIR) + "/models/tiny_cnn/model.onnx", integer);
+  CHECK(error.message().find("float_dtype is i32; float tensors can run as f32 or f16") != std::string::npos);
+}
+
 TEST_CASE("TensorProto files: every storage form decodes to vkfuse dtypes") {
   auto read = [](const std::string& name) {
     auto file = read_tensor_pb_file(kOnnxDir + "/tensors/" + name + ".pb");

@@ -12,6 +12,11 @@ namespace vkfuse {
 struct OnnxOptions {
   // Fixes symbolic (or overrides) input dimensions: {"input", {1, 3, 224, 224}}.
   std::map<std::string, Shape> input_shapes;
+  // The dtype the model's FLOAT (and DOUBLE, BFLOAT16) tensors run as inside the graph: kF32, or kF16
+  // for 16-bit storage: float weights are rounded to f16 once, every intermediate is stored as f16,
+  // and kernels compute in fp32 between their loads and stores (reductions, MatMul and Conv accumulate
+  // in fp32). Graph inputs and outputs keep the model's dtypes: Casts at the boundary convert them.
+  DType float_dtype = DType::kF32;
 };
 
 // Reads an .onnx file (ai.onnx opsets 11 to 21) and its external data, folds constants and shape chains, and
@@ -23,7 +28,7 @@ struct OnnxOptions {
 // are named "<node>/<part>"). Every dimension must be static once input_shapes is applied; a symbolic
 // one that is not fixed is an error naming the input and the dimension.
 //
-// Dtypes: FLOAT, DOUBLE and BFLOAT16 run as f32, FLOAT16 as f16, BOOL as bool, and every integer type
+// Dtypes: FLOAT, DOUBLE and BFLOAT16 run as f32 (or as float_dtype), FLOAT16 as f16, BOOL as bool, and every integer type
 // (INT64 included) as i32: integer inputs must be given as i32 tensors and integer outputs come back as
 // i32. Integer constants are folded in int64 while loading; one that reaches the GPU must fit in int32.
 //
