@@ -33,7 +33,7 @@ Result<std::vector<DeviceCaps>> enumerate_caps(VkInstance instance, uint32_t ins
   VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> devices, physical_devices(instance));
   std::vector<DeviceCaps> all;
   for (uint32_t i = 0; i < devices.size(); ++i) {
-    Result<DeviceCaps> caps = query_device_caps(devices[i], i, instance_api_version);
+    Result<DeviceCaps> caps = query_device_caps(devices[i], i, instance_api_version, instance);
     if (caps.ok()) {
       all.push_back(std::move(caps).value());
     } else if (caps.status().code() == ErrorCode::kUnsupported) {
@@ -160,6 +160,7 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
   VkPhysicalDevice8BitStorageFeaturesKHR storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR};
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_int8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   std::vector<const char*> extensions;
   if (at_1_2) {
     // The aggregate structs; the per-feature structs must not be chained next to them.
@@ -169,6 +170,12 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
     f12.shaderInt8 = caps.shader_int8;
     features.pNext = &f11;
     f11.pNext = &f12;
+    if (caps.coopmat_nv_f16) {  // roots/gemm_coopmat.glsl: the extension, its feature, the Vulkan memory model
+      coopmat.cooperativeMatrix = VK_TRUE;
+      f12.vulkanMemoryModel = VK_TRUE;
+      f12.pNext = &coopmat;
+      extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
   } else {
     // Vulkan 1.1: 16-bit storage is core; 8-bit storage and float16/int8 are extensions to enable.
     storage16.storageBuffer16BitAccess = caps.storage_buffer_16bit;
@@ -224,7 +231,7 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
   ctx.device = device;
   ctx.queue_family = caps.compute_queue_family;
   vkGetDeviceQueue(device, ctx.queue_family, 0, &ctx.queue);
-  caps.cooperative_matrix = false;  // present perhaps, but not enabled
+  caps.cooperative_matrix = caps.coopmat_nv_f16;  // enabled only where roots/gemm_coopmat.glsl can use it
   ctx.caps = std::move(caps);
   ctx.debug_utils = owned.instance_.debug_utils_enabled();
   set_debug_name(ctx, VK_OBJECT_TYPE_DEVICE, debug_handle(device), "vkfuse device");
@@ -254,7 +261,7 @@ Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevic
   auto found = std::find(physicals.begin(), physicals.end(), physical);
   if (found != physicals.end()) index = static_cast<uint32_t>(found - physicals.begin());
 
-  VKFUSE_ASSIGN_OR_RETURN(DeviceCaps caps, query_device_caps(physical, index, enabled.instance_api_version));
+  VKFUSE_ASSIGN_OR_RETURN(DeviceCaps caps, query_device_caps(physical, index, enabled.instance_api_version, instance));
   VKFUSE_TRY(apply_queue_family(physical, queue_family, caps));
   caps.storage_buffer_16bit = caps.storage_buffer_16bit && enabled.storage_buffer_16bit;
   caps.storage_buffer_8bit = caps.storage_buffer_8bit && enabled.storage_buffer_8bit;
@@ -266,6 +273,7 @@ Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevic
   caps.preserve_inf_nan_f32 = caps.preserve_inf_nan_f32 && float_controls;
   caps.preserve_inf_nan_f16 = caps.preserve_inf_nan_f16 && float_controls;
   caps.cooperative_matrix = false;  // vkfuse cannot know whether the application enabled it
+  caps.coopmat_nv_f16 = false;
 
   BorrowedDevice borrowed;
   DeviceContext& ctx = borrowed.context_;

@@ -33,8 +33,25 @@ void copy_uuid(std::array<uint8_t, 16>& out, const uint8_t (&in)[N]) {
   std::copy(std::begin(in), std::end(in), out.begin());
 }
 
-// Properties and features at Vulkan 1.2: the two aggregate structs carry everything.
-void query_at_1_2(VkPhysicalDevice physical, DeviceCaps& caps) {
+// A 16x16x16 fp16 x fp16 + fp32 -> fp32 product at subgroup scope among VK_NV_cooperative_matrix's sizes.
+bool has_coopmat_nv_f16(VkInstance instance, VkPhysicalDevice physical) {
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!list) return false;
+  uint32_t count = 0;
+  if (list(physical, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> sizes(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (list(physical, &count, sizes.data()) != VK_SUCCESS) return false;
+  return std::any_of(sizes.begin(), sizes.begin() + count, [](const VkCooperativeMatrixPropertiesNV& p) {
+    return p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+           p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+           p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV;
+  });
+}
+
+// Properties and features at Vulkan 1.2: the two aggregate structs carry everything (and the NV
+// cooperative matrix feature, chained when the extension is there).
+void query_at_1_2(VkPhysicalDevice physical, const std::vector<VkExtensionProperties>& extensions, DeviceCaps& caps) {
   VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   p11.pNext = &p12;
@@ -56,9 +73,14 @@ void query_at_1_2(VkPhysicalDevice physical, DeviceCaps& caps) {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   f11.pNext = &f12;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  const bool has_coopmat_nv = has_extension(extensions, kNvCooperativeMatrix);
+  if (has_coopmat_nv) f12.pNext = &coopmat;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(physical, &features);
+  // The sizes are checked by query_device_caps, which has the instance.
+  caps.coopmat_nv_f16 = has_coopmat_nv && coopmat.cooperativeMatrix && f12.vulkanMemoryModel && f12.shaderFloat16;
 
   caps.storage_buffer_16bit = f11.storageBuffer16BitAccess;
   caps.storage_buffer_8bit = f12.storageBuffer8BitAccess;
@@ -126,7 +148,8 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
 
 }  // namespace
 
-Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, uint32_t instance_api_version) {
+Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, uint32_t instance_api_version,
+                                     VkInstance instance) {
   if (physical == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, "query_device_caps: null device");
   VkPhysicalDeviceProperties base{};
   vkGetPhysicalDeviceProperties(physical, &base);
@@ -160,7 +183,8 @@ Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, 
 
   VKFUSE_ASSIGN_OR_RETURN(std::vector<VkExtensionProperties> extensions, device_extensions(physical));
   if (usable_at_vulkan_1_2(instance_api_version, base.apiVersion)) {
-    query_at_1_2(physical, caps);
+    query_at_1_2(physical, extensions, caps);
+    caps.coopmat_nv_f16 = caps.coopmat_nv_f16 && instance != VK_NULL_HANDLE && has_coopmat_nv_f16(instance, physical);
   } else {
     query_at_1_1(physical, extensions, caps);
   }

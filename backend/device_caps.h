@@ -41,10 +41,15 @@ struct DeviceCaps {
   // From query_device_caps: supported. In DeviceContext::caps: supported AND enabled on that VkDevice.
   bool storage_buffer_16bit = false, storage_buffer_8bit = false;
   bool shader_float16 = false, shader_int8 = false, shader_int64 = false;
-  bool cooperative_matrix = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix is present
+  // What roots/gemm_coopmat.glsl needs, at Vulkan 1.2: VK_NV_cooperative_matrix with its feature, a
+  // 16x16x16 fp16 x fp16 + fp32 -> fp32 product at subgroup scope (queried only when the instance is
+  // given to query_device_caps), the vulkanMemoryModel feature (glslang compiles GL_NV_cooperative_matrix
+  // to the Vulkan memory model) and shaderFloat16.
+  bool coopmat_nv_f16 = false;
   // shaderSignedZeroInfNanPreserveFloat32/16 (Vulkan 1.2 or VK_KHR_shader_float_controls): shaders may ask
   // that x - x, x * 0 and the like are not folded, so NaN and Inf propagate as IEEE arithmetic does.
-  bool preserve_inf_nan_f32 = false, preserve_inf_nan_f16 = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix is present
+  bool preserve_inf_nan_f32 = false, preserve_inf_nan_f16 = false;
 
   // Of the compute queue family below.
   bool timestamps = false;
@@ -57,9 +62,11 @@ struct DeviceCaps {
 // (Instance::api_version()); the device is queried with the Vulkan 1.1/1.2 property and feature structs when
 // both it and the device are at 1.2 or later, else with the 1.1 core and KHR extension structs. The default
 // takes the 1.1 route, which is valid with any instance.
+// `instance` (optional) is needed only for the cooperative matrix sizes (an instance-level extension call).
 // kUnsupported: a Vulkan 1.0 device, or one without a compute queue.
 Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index,
-                                     uint32_t instance_api_version = VK_API_VERSION_1_1);
+                                     uint32_t instance_api_version = VK_API_VERSION_1_1,
+                                     VkInstance instance = VK_NULL_HANDLE);
 
 // A device is used at the lower of the instance's apiVersion and its own: true when that is 1.2 or later, i.e.
 // when the Vulkan 1.1/1.2 aggregate feature and property structs may be used with it.

@@ -28,6 +28,7 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   plan.u8_storage = caps.storage_buffer_8bit;
   // Without it a compiler may fold x - x to 0 and x * 0 to 0, which is wrong for Inf and NaN inputs.
   plan.preserve_inf_nan = caps.preserve_inf_nan_f32;
+  plan.coopmat_f16 = caps.coopmat_nv_f16 && caps.cooperative_matrix && caps.subgroup_size >= 16;
   return plan;
 }
 

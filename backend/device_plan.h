@@ -22,6 +22,9 @@ struct DevicePlan {
   bool f16_storage = false;
   bool u8_storage = false;
   bool preserve_inf_nan = false;  // kernels declare SignedZeroInfNanPreserve for fp32 (IEEE NaN/Inf semantics)
+  // f16 x f16 GEMMs run on roots/gemm_coopmat.glsl (DeviceCaps::coopmat_nv_f16, enabled on the device,
+  // with a known subgroup size of at least 16).
+  bool coopmat_f16 = false;
 
   // A kernel op's input larger than one binding is bound in chunks of this many bytes: the most whole
   // binding alignments one binding holds.

@@ -121,6 +121,23 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
     return tiling;
   }
+  if (p.f16 && device.coopmat_f16 && !g_forced_tile) {
+    // 128x128 (2 x 4 subgroups of 64x32) where those tiles give every SM of a big GPU a workgroup, else
+    // 64x64 (2 x 2 of 32x32); K in steps of 32. Shared: the two staged slices plus a 16x16 fp32 patch
+    // per subgroup (128x128: 27 KB).
+    tiling.kernel = GemmKernel::kCoopmat;
+    const bool large = p.batch * div_up(p.m, 128) * div_up(p.n, 128) >= kFillInvocations / 256;
+    tiling.bm = tiling.bn = large ? 128 : 64;
+    tiling.bk = 32;
+    tiling.warps_m = 2;
+    tiling.warps_n = large ? 4 : 2;
+    tiling.workgroup_size = tiling.warps_m * tiling.warps_n * device.subgroup_size;
+    tiling.shared_bytes = 4 * (tiling.bm * (tiling.bk / 2 + 4) + tiling.bk * (tiling.bn / 2 + 4) +
+                               tiling.warps_m * tiling.warps_n * 256);
+    if (tiling.workgroup_size <= device.max_workgroup_invocations && tiling.shared_bytes <= device.shared_memory_bytes)
+      return tiling;
+    tiling = GemmTiling{};
+  }
   // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
   GemmTile t{32, 32, kShallowBk, 4, 4, 1};
   if (g_forced_tile && tile_fits(*g_forced_tile, device)) {
@@ -215,6 +232,13 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     launch.defines.insert(launch.defines.end(), {{"VKF_ROWS", glsl_uint(tiling.bm)},
                                                  {"VKF_COLS", glsl_uint(tiling.bn)},
                                                  {"VKF_K_LANES", glsl_uint(tiling.k_lanes)}});
+  } else if (tiling.kernel == GemmKernel::kCoopmat) {
+    launch.root = "roots/gemm_coopmat.glsl";
+    launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
+                                                 {"VKF_BN", glsl_uint(tiling.bn)},
+                                                 {"VKF_BK", glsl_uint(tiling.bk)},
+                                                 {"VKF_WARPS_M", std::to_string(tiling.warps_m)},
+                                                 {"VKF_WARPS_N", std::to_string(tiling.warps_n)}});
   } else {
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},

@@ -31,12 +31,14 @@ struct GemmProblem {
   std::int64_t b_stride_k = 1, b_stride_n = 1;
   std::string a_batch = "0u", b_batch = "0u";  // GLSL element offsets, in the macro parameter (b)
   std::string value = "(acc)";  // GLSL of the value stored for dot product (acc) of element (m, n)
+  bool f16 = false;             // A and B are f16 tensors: cooperative matrices where the device has them
 };
 
 // Which GEMM root, and its blocking.
 enum class GemmKernel {
   kTiled,   // roots/gemm_tiled.glsl: bm x bn tiles, K in bk steps through shared memory, tm x tn per invocation
   kSkinny,  // roots/gemm_skinny.glsl: bm (<= 4) rows x bn columns, k_lanes invocations per column split K
+  kCoopmat, // roots/gemm_coopmat.glsl: bm x bn tiles of warps_m x warps_n subgroups on 16x16x16 fp16 matrices
 };
 // One blocking of roots/gemm_tiled.glsl: bm x bn output tiles, K in bk steps, tm x tn per invocation,
 // `split` slices of (bm / tm) * (bn / tn) invocations each multiplying 1 / split of every staged K slice
@@ -51,11 +53,13 @@ struct GemmTiling {
   std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
   std::uint32_t split = 1;        // kTiled: slices of invocations splitting each staged K slice
   std::uint32_t k_lanes = 1;      // kSkinny
+  std::uint32_t warps_m = 1, warps_n = 1;  // kCoopmat: subgroups down and across a tile
   std::uint32_t workgroup_size = 0;
   std::uint32_t shared_bytes = 0;
 };
 
-// The blocking for `problem` on `device`: kSkinny for at most 4 rows, otherwise the tile (with split K
+// The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
+// device has cooperative matrices (128x128 tiles where they fill the GPU, else 64x64); otherwise the tile (with split K
 // where K is long) that fills the GPU with invocations and, among those that do, reuses each load the
 // most; 16 deep where two stages of that fit (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);

@@ -40,10 +40,10 @@ const std::vector<KernelCase> kMatMulCases = {
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
 // stages), "tiled 32x32x16 2 split 4" (split K inside the workgroup) or "skinny 4x32" (rows x columns
 // per workgroup).
-std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan) {
+std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan, DType dtype = DType::kF32) {
   const OpDef* op = find_op("MatMul");
   REQUIRE(op != nullptr);
-  const std::vector<TensorInfo> in = {{a, DType::kF32}, {b, DType::kF32}};
+  const std::vector<TensorInfo> in = {{a, dtype}, {b, dtype}};
   const AttrLists lists;
   auto launch = op->launch(in, TensorInfo{}, OpAttrs{{}, lists}, plan);
   REQUIRE_MESSAGE(launch.ok(), launch.status().to_string());
@@ -54,6 +54,9 @@ std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& pl
     return std::string();
   };
   if (launch->root == "roots/gemm_skinny.glsl") return "skinny " + define("VKF_ROWS") + "x" + define("VKF_COLS");
+  if (launch->root == "roots/gemm_coopmat.glsl")
+    return "coopmat " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_WARPS_M") +
+           "x" + define("VKF_WARPS_N") + " of " + std::to_string(launch->workgroup_size);
   REQUIRE(launch->root == "roots/gemm_tiled.glsl");
   const std::string split = define("VKF_SPLIT_K");
   return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES") +
@@ -122,6 +125,25 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 256)) == "tiled 128x128x8 1");
   CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2 split 2");
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
+}
+
+// f16 operands on a device with NV cooperative matrices (16x16x16 fp16 products; the H100): 128x128
+// tiles of 2 x 4 subgroups where they give 132 SMs a workgroup each, else 64x64 of 2 x 2; f32 operands,
+// a few rows and a forced tile keep their roots.
+TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one") {
+  const ForcedTileReset reset;
+  DevicePlan h100 = plan_with(49152, 1024);
+  h100.subgroup_size = 32;
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x8 2");  // no coopmat
+  h100.coopmat_f16 = true;
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x32 2x4 of 256");
+  CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x32 2x4 of 256");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
+  CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x8 2");
+  CHECK(matmul_blocking({1, 777}, {777, 50}, h100, DType::kF16) == "skinny 1x32");
+  REQUIRE(force_gemm_tile(GemmTile{64, 64, 16, 8, 8}, h100).ok());
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 64x64x16 2");
 }
 
 TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must fit the device") {

@@ -162,6 +162,42 @@ TEST_CASE("golden: a kernel op with a post-fused chain, preserving Inf and NaN")
   check_golden("kernel_post_chain", spec);
 }
 
+// roots/gemm_coopmat.glsl runs only where a device has NV cooperative matrices (not lavapipe): here it
+// must at least generate, compile and validate for f16 MatMul and Gemm, with both operand layouts
+// (A and B contiguous along K or not), ragged edges, a batch and a post-fused bias + Relu.
+TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each operand layout") {
+  DevicePlan device = small_types_device();
+  device.coopmat_f16 = true;
+  device.subgroup_size = 32;
+  device.shared_memory_bytes = 49152;
+  device.max_workgroup_invocations = 1024;
+  struct Case {
+    Shape a, b;
+    float trans_a, trans_b;
+  };
+  for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0}, Case{{72, 100}, {40, 72}, 1, 1}, Case{{2, 300, 64}, {64, 520}, 0, 0}}) {
+    CAPTURE(shape_to_string(c.a));
+    GraphBuilder b;
+    const Tensor x = b.input("a", c.a, DType::kF16), w = b.input("b", c.b, DType::kF16);
+    const Tensor product = c.a.size() == 3 || (c.trans_a == 0 && c.trans_b == 0)
+                               ? b.op("MatMul", {x, w})
+                               : b.op("Gemm", {x, w}, {{"transA", c.trans_a}, {"transB", c.trans_b}});
+    const Shape out = b.shape(product);
+    const Tensor bias = b.input("bias", {out.back()}, DType::kF16);
+    b.output(b.op("Relu", {b.op("Add", {product, bias})}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.kernel_root == "roots/gemm_coopmat.glsl");
+    CHECK(kernel->spec.post_ops.size() == 2);
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
+    CHECK_MESSAGE(optimized.ok(), optimized.status().to_string());
+  }
+}
+
 TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
   {
     GraphBuilder b;
