@@ -13,7 +13,11 @@ namespace {
 
 void ensure_glslang_process() {
   // InitializeProcess is reference-counted by glslang; we take one reference for the process lifetime
-  // and never finalize, because kernels may be compiled until exit.
+  // and never finalize, because kernels may be compiled until exit. It must run once per process, not
+  // per thread: call_once also makes every other compiling thread wait until it is done. After that,
+  // glslang keeps per-compile state in the TShader/TProgram and a thread-local pool allocator that
+  // TShader::parse and TProgram::link install, and builds its shared built-in symbol tables under its
+  // own lock (the first compile's ~90 ms), so each call below is independent of the others.
   static std::once_flag once;
   std::call_once(once, [] { glslang::InitializeProcess(); });
 }

@@ -1,4 +1,5 @@
-// GLSL -> SPIR-V in process with glslang. Thread-safe: glslang's process state is set up once.
+// GLSL -> SPIR-V in process with glslang. Thread-safe: compile_glsl_compute may run on many threads at
+// once (glslang's rule: InitializeProcess once per process, then a TShader and TProgram per compile).
 #pragma once
 
 #include <cstdint>

@@ -57,12 +57,12 @@ std::string KernelCache::entry_path(const KernelKey& key) const {
   return (std::filesystem::path(directory_) / (key.hex() + ".vkfk")).string();
 }
 
-SpirvBlob KernelCache::load_entry(const KernelKey& key) {
+SpirvBlob KernelCache::load_entry(const KernelKey& key, bool& rejected) const {
   const std::string path = entry_path(key);
   std::ifstream file(path, std::ios::binary);
   if (!file) return nullptr;  // a plain miss
   auto reject = [&](const char* why) -> SpirvBlob {
-    ++stats_.disk_rejected;
+    rejected = true;
     log_message(LogLevel::kInfo, "kernel cache: rebuilding " + path + " (" + why + ")");
     return nullptr;
   };
@@ -84,7 +84,7 @@ SpirvBlob KernelCache::load_entry(const KernelKey& key) {
   return std::make_shared<const std::vector<std::uint32_t>>(std::move(words));
 }
 
-void KernelCache::store_entry(const KernelKey& key, const std::vector<std::uint32_t>& spirv) {
+void KernelCache::store_entry(const KernelKey& key, const std::vector<std::uint32_t>& spirv) const {
   EntryHeader header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.format_version = kFormatVersion;
@@ -110,32 +110,68 @@ void KernelCache::store_entry(const KernelKey& key, const std::vector<std::uint3
   if (error) log_message(LogLevel::kWarn, "kernel cache: cannot rename " + temp + ": " + error.message());
 }
 
+Result<SpirvBlob> KernelCache::load_or_compile(const KernelKey& key, const std::string& source,
+                                               std::string_view label, KernelCacheStats& counted) const {
+  bool rejected = false;
+  SpirvBlob spirv = directory_.empty() ? nullptr : load_entry(key, rejected);
+  counted.disk_rejected += rejected ? 1 : 0;
+  if (spirv) {
+    ++counted.disk_hits;
+    dump_kernel(label, key.hex(), source, *spirv, "disk cache hit\n");
+    return spirv;
+  }
+  ++counted.compiles;
+  auto compiled = compile_glsl_compute(source, label);
+  if (!compiled.ok()) {
+    dump_kernel(label, key.hex(), source, {}, compiled.status().message());
+    return compiled.status();
+  }
+  VKFUSE_ASSIGN_OR_RETURN(auto optimized, optimize_and_validate(compiled.value(), label));
+  spirv = std::make_shared<const std::vector<std::uint32_t>>(std::move(optimized));
+  if (!directory_.empty()) store_entry(key, *spirv);
+  dump_kernel(label, key.hex(), source, *spirv, "compiled\n");
+  return spirv;
+}
+
 Result<SpirvBlob> KernelCache::get_or_compile(const std::string& source, std::string_view label,
                                               std::string_view device_identity) {
   const KernelKey key = make_kernel_key(source, device_identity);
-  std::lock_guard lock(mutex_);
-  if (auto it = memory_.find(key.hash); it != memory_.end() && it->second.first == key.text) {
-    ++stats_.memory_hits;
-    return it->second.second;
-  }
-  SpirvBlob spirv = directory_.empty() ? nullptr : load_entry(key);
-  if (spirv) {
-    ++stats_.disk_hits;
-    dump_kernel(label, key.hex(), source, *spirv, "disk cache hit\n");
-  } else {
-    ++stats_.compiles;
-    auto compiled = compile_glsl_compute(source, label);
-    if (!compiled.ok()) {
-      dump_kernel(label, key.hex(), source, {}, compiled.status().message());
-      return compiled.status();
+  {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      if (auto it = memory_.find(key.hash); it != memory_.end() && it->second.first == key.text) {
+        ++stats_.memory_hits;
+        return it->second.second;
+      }
+      if (!in_flight_.count(key.hash)) break;
+      built_.wait(lock);  // the same kernel (or one whose hash collides) is being built: wait, then look again
     }
-    VKFUSE_ASSIGN_OR_RETURN(auto optimized, optimize_and_validate(compiled.value(), label));
-    spirv = std::make_shared<const std::vector<std::uint32_t>>(std::move(optimized));
-    if (!directory_.empty()) store_entry(key, *spirv);
-    dump_kernel(label, key.hex(), source, *spirv, "compiled\n");
+    in_flight_.insert(key.hash);
   }
-  memory_[key.hash] = {key.text, spirv};
-  return spirv;
+  KernelCacheStats counted;
+  Result<SpirvBlob> result = make_error(ErrorCode::kInternal, "kernel cache: no result");
+  {
+    // Publishes the result and wakes the waiters however this scope is left (before `result` is returned).
+    struct Publish {
+      KernelCache& cache;
+      const KernelKey& key;
+      const KernelCacheStats& counted;
+      const Result<SpirvBlob>& result;
+      ~Publish() {
+        {
+          std::lock_guard lock(cache.mutex_);
+          cache.in_flight_.erase(key.hash);
+          if (result.ok()) cache.memory_[key.hash] = {key.text, *result};
+          cache.stats_.compiles += counted.compiles;
+          cache.stats_.disk_hits += counted.disk_hits;
+          cache.stats_.disk_rejected += counted.disk_rejected;
+        }
+        cache.built_.notify_all();
+      }
+    } publish{*this, key, counted, result};
+    result = load_or_compile(key, source, label, counted);
+  }
+  return result;
 }
 
 KernelCacheStats KernelCache::stats() const {

@@ -1,15 +1,16 @@
 // KernelCache: compiles once, then hits in memory and on disk; never trusts a damaged disk entry;
-// keys on the device identity; reports compile errors with the numbered source.
+// keys on the device identity; reports compile errors with the numbered source; is safe to use from
+// several threads at once.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codegen/kernel_cache.h"
+#include "support/test_env.h"
 
 namespace vkfuse {
 namespace {
@@ -22,23 +23,6 @@ layout(std430, set = 0, binding = 0) buffer Data { float d[]; } data;
 void main() { data.d[gl_GlobalInvocationID.x] *= 2.0; }
 )";
 constexpr const char* kDevice = "device-a driver-1";
-
-// A fresh, uniquely named directory under the system temp directory, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::mt19937_64 rng(std::random_device{}() ^
-                        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    path = fs::temp_directory_path() / ("vkfuse_cache_test_" + std::to_string(rng()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
 
 std::unique_ptr<KernelCache> open_cache(const fs::path& directory) {
   auto cache = KernelCache::create(directory.string());
@@ -74,32 +58,32 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("the kernel cache compiles once, then hits in memory and on disk") {
-  TempDir dir;
-  auto first = open_cache(dir.path);
+  testing::ScratchDir dir("vkfuse_cache_test");
+  auto first = open_cache(dir.path());
   const std::vector<std::uint32_t> spirv = get(*first);
   CHECK(spirv.at(0) == 0x07230203u);  // SPIR-V magic
   CHECK(first->stats().compiles == 1);
   CHECK(first->stats().memory_hits == 0);
-  CHECK(entries(dir.path).size() == 1);
+  CHECK(entries(dir.path()).size() == 1);
 
   CHECK(get(*first) == spirv);
   CHECK(first->stats().compiles == 1);
   CHECK(first->stats().memory_hits == 1);
 
-  auto second = open_cache(dir.path);
+  auto second = open_cache(dir.path());
   CHECK(get(*second) == spirv);
   const KernelCacheStats stats = second->stats();
   CHECK(stats.compiles == 0);
   CHECK(stats.disk_hits == 1);
   CHECK(stats.disk_rejected == 0);
-  CHECK(second->directory() == dir.path.string());
+  CHECK(second->directory() == dir.path().string());
 }
 
 TEST_CASE("a damaged disk entry is rejected, rebuilt and overwritten") {
-  TempDir dir;
-  const std::vector<std::uint32_t> original = get(*open_cache(dir.path));
-  REQUIRE(entries(dir.path).size() == 1);
-  const fs::path entry = entries(dir.path)[0];
+  testing::ScratchDir dir("vkfuse_cache_test");
+  const std::vector<std::uint32_t> original = get(*open_cache(dir.path()));
+  REQUIRE(entries(dir.path()).size() == 1);
+  const fs::path entry = entries(dir.path())[0];
   std::string bytes = read_bytes(entry);
   REQUIRE(bytes.size() > 40 + original.size() * 4);  // header, key text, SPIR-V
 
@@ -123,36 +107,36 @@ TEST_CASE("a damaged disk entry is rejected, rebuilt and overwritten") {
   }
   write_bytes(entry, bytes);
 
-  auto cache = open_cache(dir.path);
+  auto cache = open_cache(dir.path());
   CHECK(get(*cache) == original);
   CHECK(cache->stats().disk_rejected == 1);
   CHECK(cache->stats().compiles == 1);
   CHECK(cache->stats().disk_hits == 0);
 
   // The rebuilt entry replaced the damaged one.
-  CHECK(entries(dir.path).size() == 1);
-  auto next = open_cache(dir.path);
+  CHECK(entries(dir.path()).size() == 1);
+  auto next = open_cache(dir.path());
   CHECK(get(*next) == original);
   CHECK(next->stats().disk_hits == 1);
   CHECK(next->stats().disk_rejected == 0);
 }
 
 TEST_CASE("each device identity has its own entry") {
-  TempDir dir;
-  auto cache = open_cache(dir.path);
+  testing::ScratchDir dir("vkfuse_cache_test");
+  auto cache = open_cache(dir.path());
   const auto a = get(*cache, kSource, "device-a");
   const auto b = get(*cache, kSource, "device-b");
   CHECK(a == b);  // same source, same compiler: same code, but not shared between devices
   CHECK(cache->stats().compiles == 2);
   CHECK(cache->stats().memory_hits == 0);
-  CHECK(entries(dir.path).size() == 2);
+  CHECK(entries(dir.path()).size() == 2);
 
   const KernelKey ka = make_kernel_key(kSource, "device-a"), kb = make_kernel_key(kSource, "device-b");
   CHECK(ka.hash != kb.hash);
   CHECK(ka.hex().size() == 16);
   CHECK(ka.text.find("device device-a\n") != std::string::npos);
-  CHECK(fs::exists(dir.path / (ka.hex() + ".vkfk")));
-  CHECK(fs::exists(dir.path / (kb.hex() + ".vkfk")));
+  CHECK(fs::exists(dir.path() / (ka.hex() + ".vkfk")));
+  CHECK(fs::exists(dir.path() / (kb.hex() + ".vkfk")));
 }
 
 TEST_CASE("a memory-only cache writes no files") {
@@ -166,8 +150,8 @@ TEST_CASE("a memory-only cache writes no files") {
 }
 
 TEST_CASE("a cache directory that cannot be created is an error naming it") {
-  TempDir dir;
-  const fs::path file = dir.path / "a_file";
+  testing::ScratchDir dir("vkfuse_cache_test");
+  const fs::path file = dir.path() / "a_file";
   write_bytes(file, "x");
   const std::string wanted = (file / "cache").string();
   auto cache = KernelCache::create(wanted);
@@ -177,8 +161,8 @@ TEST_CASE("a cache directory that cannot be created is an error naming it") {
 }
 
 TEST_CASE("a compile error carries the label and the numbered source") {
-  TempDir dir;
-  auto cache = open_cache(dir.path);
+  testing::ScratchDir dir("vkfuse_cache_test");
+  auto cache = open_cache(dir.path());
   const std::string broken = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing = 1; }\n";
   auto result = cache->get_or_compile(broken, "Broken -> Group", kDevice);
   REQUIRE_FALSE(result.ok());
@@ -188,7 +172,53 @@ TEST_CASE("a compile error carries the label and the numbered source") {
   CHECK(message.find("undefined_thing") != std::string::npos);
   CHECK(message.find("   1 | #version 450\n") != std::string::npos);
   CHECK(message.find("   3 | void main() { undefined_thing = 1; }\n") != std::string::npos);
-  CHECK(entries(dir.path).empty());  // nothing is cached for a failure
+  CHECK(entries(dir.path()).empty());  // nothing is cached for a failure
+}
+
+}  // namespace vkfuse
+
+namespace vkfuse {
+
+TEST_CASE("concurrent get_or_compile: each kernel compiles once, waiters share it, failures name their own group") {
+  testing::ScratchDir dir("vkfuse_cache_test");
+  auto cache = open_cache(dir.path());
+  std::vector<std::string> sources;
+  for (const char* factor : {"2.0", "3.0", "5.0"}) {
+    std::string source = kSource;
+    source.replace(source.find("2.0"), 3, factor);
+    sources.push_back(source);
+  }
+  const std::string broken = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing = 1; }\n";
+  constexpr int kThreads = 4, kRounds = 2;
+  std::vector<std::vector<std::vector<std::uint32_t>>> got(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round)
+        for (std::size_t i = 0; i < sources.size(); ++i) {  // each thread starts at another source
+          auto spirv = cache->get_or_compile(sources[(i + t) % sources.size()], "group", kDevice);
+          got[t].push_back(spirv.ok() && *spirv ? **spirv : std::vector<std::uint32_t>{});
+        }
+      if (t < 2) {
+        auto failed = cache->get_or_compile(broken, "Broken " + std::to_string(t), kDevice);
+        errors[t] = failed.ok() ? "" : failed.status().message();
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+
+  const KernelCacheStats stats = cache->stats();
+  CHECK(stats.compiles == 3 + 2);  // a failure is not remembered: both threads compiled `broken`
+  CHECK(stats.memory_hits == kThreads * kRounds * 3 - 3);
+  CHECK(stats.disk_hits == 0);
+  CHECK(entries(dir.path()).size() == 3);
+  for (int t = 0; t < kThreads; ++t) {
+    REQUIRE(got[t].size() == kRounds * sources.size());
+    for (std::size_t i = 0; i < got[t].size(); ++i)
+      CHECK(got[t][i] == get(*cache, sources[(i % sources.size() + t) % sources.size()]));
+  }
+  CHECK(errors[0].find("group 'Broken 0'") != std::string::npos);
+  CHECK(errors[1].find("group 'Broken 1'") != std::string::npos);
 }
 
 }  // namespace vkfuse

@@ -5,7 +5,6 @@
 // read_tensor_file reaches it and that its errors name the file).
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "host/half.h"
 #include "host/onnx/npy.h"
 #include "onnx.pb.h"
+#include "support/test_env.h"
 
 namespace vkfuse {
 namespace {
@@ -25,24 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kData = std::string(VKFUSE_TEST_DATA_DIR) + "/tensors/";
-
-// A fresh, uniquely named directory under the system temp directory, removed at scope exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::mt19937_64 rng(std::random_device{}() ^
-                        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    path = fs::temp_directory_path() / ("vkfuse_tensor_io_test_" + std::to_string(rng()));
-    fs::create_directories(path);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::vector<std::byte> to_bytes(const std::string& text) {
   std::vector<std::byte> bytes(text.size());
@@ -130,7 +112,7 @@ HostTensor sample(DType dtype, Shape shape) {
 }  // namespace
 
 TEST_CASE("write_npy then read_tensor_file gives the tensor back, for every dtype and shape") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   const std::vector<Shape> shapes = {{}, {1}, {3}, {7, 13}, {2, 1, 3, 1}, {0, 3}, {1, 1, 1, 1, 1, 1, 1, 2}, {127}};
   for (DType dtype : {DType::kF32, DType::kF16, DType::kI32, DType::kBool})
     for (const Shape& shape : shapes) {
@@ -149,7 +131,7 @@ TEST_CASE("write_npy then read_tensor_file gives the tensor back, for every dtyp
 }
 
 TEST_CASE("write_npy writes what np.save writes, byte for byte") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   struct Case {
     const char* fixture;
     HostTensor tensor;
@@ -355,12 +337,12 @@ TEST_CASE("damaged .npy files: exact messages, no crash") {
 }
 
 TEST_CASE("read_tensor_file: missing files, unknown extensions, and the file name in every error") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   CHECK(read_error(dir.file("absent.npy")) == dir.file("absent.npy") + ": no such file");
   CHECK(read_tensor_file(dir.file("absent.npy")).status().code() == ErrorCode::kNotFound);
   CHECK(read_error(dir.file("x.txt")) ==
         dir.file("x.txt") + ": unknown tensor file type '.txt' (expected .npy or an ONNX TensorProto .pb)");
-  fs::create_directories(dir.path / "folder.npy");
+  fs::create_directories(dir.path() / "folder.npy");
   CHECK(read_error(dir.file("folder.npy")) == dir.file("folder.npy") + ": not a regular file");
   const std::vector<std::byte> good = read_bytes(kData + "f32_2x3.npy");
   write_bytes(dir.file("TRUNC.NPY"), std::vector<std::byte>(good.begin(), good.begin() + 140));
@@ -369,12 +351,12 @@ TEST_CASE("read_tensor_file: missing files, unknown extensions, and the file nam
 }
 
 TEST_CASE("write_npy refuses a tensor whose bytes do not match its shape") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   HostTensor t = HostTensor::from_floats({2, 3}, {1, 2, 3, 4, 5, 6});
   t.bytes.pop_back();
   const Status s = write_npy(dir.file("t.npy"), t);
   CHECK(s.message() == dir.file("t.npy") + ": write_npy: the tensor holds 23 bytes, but f32[2,3] needs 24");
-  CHECK_FALSE(fs::exists(dir.path / "t.npy"));
+  CHECK_FALSE(fs::exists(dir.path() / "t.npy"));
   const Status missing_dir = write_npy(dir.file("no/such/dir/t.npy"), HostTensor::from_floats({1}, {1}));
   CHECK(missing_dir.code() == ErrorCode::kIo);
   CHECK(missing_dir.message().rfind(dir.file("no/such/dir/t.npy") + ": cannot create (", 0) == 0);
@@ -425,7 +407,7 @@ TEST_CASE("read_tensor_file reads ONNX TensorProto files written by the onnx pac
 }
 
 TEST_CASE("TensorProto files written with protobuf round-trip through read_tensor_file") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   SUBCASE("float raw_data, every shape") {
     for (const Shape& shape : std::vector<Shape>{{}, {1}, {7, 13}, {2, 1, 3, 1}}) {
       CAPTURE(shape_to_string(shape));
@@ -472,7 +454,7 @@ TEST_CASE("TensorProto files written with protobuf round-trip through read_tenso
 }
 
 TEST_CASE("damaged TensorProto files are errors naming the file") {
-  const ScratchDir dir;
+  const testing::ScratchDir dir("vkfuse_tensor_io_test");
   const std::string p = kData;
   auto check_error = [&](const std::string& path) {
     const std::string message = read_error(path);
