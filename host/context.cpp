@@ -1,6 +1,7 @@
 #include "host/context_impl.h"
 
 #include "backend/device_caps.h"
+#include "backend/log.h"
 
 namespace vkfuse {
 
@@ -19,8 +20,18 @@ Result<Context> Context::create(const ContextOptions& options) {
   std::string identity = uuid_to_hex(caps.device_uuid) + "/" + uuid_to_hex(caps.driver_uuid) + "/" +
                          std::to_string(caps.driver_version);
   DevicePlan plan = make_device_plan(caps);
-  auto impl = std::make_shared<Impl>(Impl{std::move(device), plan, std::move(cache), std::move(identity)});
+  // The driver's pipeline cache lives beside the SPIR-V (memory only when the kernel cache is).
+  VKFUSE_ASSIGN_OR_RETURN(std::unique_ptr<PipelineCache> pipeline_cache,
+                          PipelineCache::create(device.context(), cache->directory()));
+  // new, not make_shared: Impl has a destructor, so no move constructor, and is built in place.
+  std::shared_ptr<Impl> impl(
+      new Impl{std::move(device), std::move(pipeline_cache), plan, std::move(cache), std::move(identity)});
   return Context(std::move(impl));
+}
+
+void Context::Impl::save_pipeline_cache() const {
+  if (!pipeline_cache) return;
+  if (Status saved = pipeline_cache->save(); !saved.ok()) log_message(LogLevel::kWarn, saved.message());
 }
 
 DeviceSummary Context::device() const {
@@ -32,7 +43,8 @@ DeviceSummary Context::device() const {
 
 CacheStats Context::cache_stats() const {
   const KernelCacheStats s = impl_->cache->stats();
-  return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected};
+  return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected, impl_->pipeline_cache->loaded_bytes(),
+          impl_->pipeline_cache->rejected()};
 }
 
 std::uint32_t Context::validation_errors() const { return impl_->device.instance().validation_errors(); }

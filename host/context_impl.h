@@ -1,4 +1,5 @@
-// Context::Impl: the device, its plan and the kernel cache, shared by every Session made from it.
+// Context::Impl: the device, its plan, the kernel cache and the pipeline cache, shared by every Session
+// made from it.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "backend/device.h"
 #include "backend/device_plan.h"
+#include "backend/pipeline_cache.h"
 #include "codegen/kernel_cache.h"
 
 namespace vkfuse {
@@ -16,11 +18,17 @@ struct Context::Impl {
   // An owned device today; a borrowed one (a game's VkDevice) will sit beside it behind the same
   // DeviceContext view, which is all the rest of the code uses.
   OwnedDevice device;
+  std::unique_ptr<PipelineCache> pipeline_cache;  // declared after the device: destroyed before it
   DevicePlan plan;
   std::unique_ptr<KernelCache> cache;
   std::string device_identity;  // device + driver UUIDs and driver version: part of every kernel key
 
+  // The last sessions' pipelines reach the file even when no Session::create saved them.
+  ~Impl() { save_pipeline_cache(); }
+
   const DeviceContext& ctx() const { return device.context(); }
+  // Best effort: a cache that cannot be written costs the next process time, not correctness.
+  void save_pipeline_cache() const;
 };
 
 }  // namespace vkfuse

@@ -1,4 +1,7 @@
 // Session: plan -> kernels -> pipelines -> memory -> one recorded command buffer; run re-submits it.
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,6 +19,7 @@
 #include "host/graph.h"
 #include "host/group_kernel.h"
 #include "host/memory_planner.h"
+#include "host/parallel_for.h"
 #include "host/scheduler.h"
 
 namespace vkfuse {
@@ -24,6 +28,11 @@ namespace {
 bool fusion_disabled_by_env() {
   const char* env = std::getenv("VKFUSE_DISABLE_FUSION");
   return env && std::strcmp(env, "0") != 0 && *env != '\0';
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 // Where a stored value lives: its own buffer (inputs, outputs, constants) or a slice of the arena.
@@ -47,6 +56,7 @@ struct Session::Impl {
   double last_gpu_ms = 0.0;
   RecordStats record_stats;
   Schedule schedule;  // as recorded; measure_gpu_ms replays its dispatches
+  SessionCreateStats create_stats;
 
   // Declaration order is destruction order reversed: the recorder (which waits for the GPU) goes
   // first, then descriptors and pipelines, then the buffers they reference.
@@ -61,17 +71,44 @@ struct Session::Impl {
   const GraphIR& ir() const { return graph_ir(graph); }
   const DeviceContext& ctx() const { return context->ctx(); }
 
+  // Each group's kernel is built, compiled (or found in the kernel cache) and made into a pipeline as one
+  // task; the tasks run on a few threads and land in group order. The steps' times are summed per step.
   Status compile_kernels() {
-    for (const FusionGroup& group : plan.groups) {
+    const std::size_t count = plan.groups.size();
+    std::vector<std::optional<GroupKernel>> built(count);
+    std::vector<std::optional<ComputePipeline>> made(count);
+    std::vector<std::array<double, 3>> step_ms(count, {0.0, 0.0, 0.0});  // build, compile, pipeline
+    const VkPipelineCache pipeline_cache = context->pipeline_cache->handle();
+    auto compile_group = [&](std::size_t k) -> Status {
+      const FusionGroup& group = plan.groups[k];
+      auto start = Clock::now();
       VKFUSE_ASSIGN_OR_RETURN(GroupKernel kernel, make_group_kernel(ir(), group, context->plan));
       VKFUSE_ASSIGN_OR_RETURN(std::string source, build_kernel(kernel.spec));
+      step_ms[k][0] = ms_since(start);
+      start = Clock::now();
       VKFUSE_ASSIGN_OR_RETURN(SpirvBlob spirv, context->cache->get_or_compile(source, group.label, context->device_identity));
+      step_ms[k][1] = ms_since(start);
+      start = Clock::now();
       PipelineDesc desc{*spirv, count_bindings(kernel.spec), 0, group.label};
-      VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc));
-      pipelines.push_back(std::move(pipeline));
+      VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc, pipeline_cache));
+      step_ms[k][2] = ms_since(start);
+      built[k].emplace(std::move(kernel));
+      made[k].emplace(std::move(pipeline));
+      return {};
+    };
+    create_stats.compile_threads =
+        static_cast<unsigned>(std::clamp<std::size_t>(count, 1, compile_thread_count()));
+    VKFUSE_TRY(parallel_for(count, create_stats.compile_threads, compile_group));
+    for (std::size_t k = 0; k < count; ++k) {
+      const FusionGroup& group = plan.groups[k];
+      GroupKernel& kernel = *built[k];
+      pipelines.push_back(std::move(*made[k]));
       infos.push_back({group.label, group.nodes.size(), kernel.bound_values.size() - group.outputs.size(),
                        group.outputs.size(), 0.0});
       kernels.push_back(std::move(kernel));
+      create_stats.build_ms += step_ms[k][0];
+      create_stats.compile_ms += step_ms[k][1];
+      create_stats.pipelines_ms += step_ms[k][2];
     }
     return {};
   }
@@ -272,11 +309,25 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   impl->fusion = options.fusion && !fusion_disabled_by_env();
   impl->profile = options.profile;
   const FusionMode mode = impl->fusion ? FusionMode::kFused : FusionMode::kUnfused;
+  SessionCreateStats& stats = impl->create_stats;
+  const auto start = Clock::now();
+  auto phase = start;
   VKFUSE_ASSIGN_OR_RETURN(impl->plan, plan_fusion(impl->ir(), impl->context->plan, mode));
+  stats.plan_ms = ms_since(phase);
+  phase = Clock::now();
   VKFUSE_TRY(impl->compile_kernels());
+  stats.kernels_ms = ms_since(phase);
+  phase = Clock::now();
+  impl->context->save_pipeline_cache();
+  stats.cache_save_ms = ms_since(phase);
+  phase = Clock::now();
   VKFUSE_TRY(impl->allocate_buffers());
   VKFUSE_TRY(impl->upload_constants());
+  stats.memory_ms = ms_since(phase);
+  phase = Clock::now();
   VKFUSE_TRY(impl->record());
+  stats.record_ms = ms_since(phase);
+  stats.total_ms = ms_since(start);
   log_message(LogLevel::kInfo, "session: " + std::to_string(impl->plan.op_count) + " ops in " +
                                    std::to_string(impl->plan.groups.size()) + " dispatches, arena " +
                                    std::to_string(impl->memory.arena_bytes) + " bytes");
@@ -294,5 +345,6 @@ std::size_t Session::dispatch_count() const { return impl_->plan.groups.size(); 
 double Session::last_gpu_ms() const { return impl_->last_gpu_ms; }
 bool Session::fusion_enabled() const { return impl_->fusion; }
 std::uint64_t Session::arena_bytes() const { return impl_->memory.arena_bytes; }
+const SessionCreateStats& Session::create_stats() const { return impl_->create_stats; }
 
 }  // namespace vkfuse

@@ -118,14 +118,22 @@ struct DeviceSummary {
   std::string api_version;
 };
 
+// The context's caches since it was created: kernels (source -> SPIR-V) and the driver's pipeline cache.
 struct CacheStats {
   std::uint32_t compiles = 0;
   std::uint32_t memory_hits = 0;
   std::uint32_t disk_hits = 0;
   std::uint32_t disk_rejected = 0;
+  // The pipeline cache file (next to the kernel cache; none when the cache is memory only): bytes of
+  // driver data taken from it at creation (0 when there was none, or it was not trusted), and whether
+  // one was there but not trusted (damaged, or made for another device or driver).
+  std::uint64_t pipeline_cache_loaded_bytes = 0;
+  bool pipeline_cache_rejected = false;
 };
 
-// A device, its queue and the kernel cache. Sessions keep their Context's internals alive.
+// A device, its queue, the kernel cache and a pipeline cache. Sessions keep their Context's internals
+// alive. The pipeline cache is written back to its file when it grew: after each Session::create and
+// when the context's internals are destroyed.
 class Context {
  public:
   static Result<Context> create(const ContextOptions& options);
@@ -159,9 +167,29 @@ struct GroupInfo {
   double gpu_ms = 0.0;        // last run; 0 without timestamps
 };
 
+// Where Session::create spent its time, in wall-clock milliseconds. The groups' kernels are built,
+// compiled and made into pipelines on `compile_threads` threads (VKFUSE_COMPILE_THREADS, else one per
+// core), one group per task: that stage has a wall time (kernels_ms) and, per step, the time summed
+// over the threads (build, compile, pipelines), which exceeds the wall time when threads overlap.
+struct SessionCreateStats {
+  double plan_ms = 0.0;         // fusion planning
+  double kernels_ms = 0.0;      // wall: the parallel stage (build + compile + pipelines)
+  double build_ms = 0.0;        // summed: group kernels and their GLSL
+  double compile_ms = 0.0;      // summed: kernel cache lookups, and glslang + spirv-opt + spirv-val on misses
+  double pipelines_ms = 0.0;    // summed: vkCreateComputePipelines, through the context's pipeline cache
+  double cache_save_ms = 0.0;   // writing the pipeline cache file (only when it grew)
+  double memory_ms = 0.0;       // buffers, the intermediates' arena and the constants' upload
+  double record_ms = 0.0;       // descriptor sets and the command buffer
+  double total_ms = 0.0;        // all of Session::create
+  unsigned compile_threads = 1; // threads the parallel stage ran on
+};
+
 // A compiled graph: groups planned, kernels compiled, memory planned, one command buffer recorded.
 class Session {
  public:
+  // Plans, compiles and records. The kernels are built, compiled and made into pipelines on worker
+  // threads of its own (see SessionCreateStats), all joined before it returns; an error names the first
+  // failing group in execution order.
   static Result<Session> create(const Context& context, const Graph& graph, const SessionOptions& options);
   ~Session();
   Session(Session&&) noexcept;
@@ -181,6 +209,7 @@ class Session {
   double last_gpu_ms() const;          // sum over groups of the last run
   bool fusion_enabled() const;
   std::uint64_t arena_bytes() const;   // device memory planned for intermediates
+  const SessionCreateStats& create_stats() const;  // how long create() took, by phase
 
  private:
   struct Impl;
