@@ -107,16 +107,6 @@ Status measure(std::vector<Mode*> modes, const std::map<std::string, HostTensor>
   return {};
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-
 std::vector<GroupInfo> slowest(std::vector<GroupInfo> groups, std::size_t count) {
   std::stable_sort(groups.begin(), groups.end(), [](const GroupInfo& a, const GroupInfo& b) { return a.gpu_ms > b.gpu_ms; });
   if (groups.size() > count) groups.resize(count);
@@ -154,27 +144,11 @@ int run_bench(const Args& args) {
   auto shapes = parse_shape_flags(parsed->all("--shape"));
   if (!shapes.ok()) return fail(shapes.status());
 
-  auto load_start = Clock::now();
-  auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
-  if (!graph.ok()) return fail(graph.status());
-  if (parsed->has("--batch")) {
-    // Reload with dimension 0 of every input set to the batch.
-    std::map<std::string, Shape> batched = *shapes;
-    bool changed = false;
-    for (ValueId v : graph_ir(*graph).inputs) {
-      Shape shape = graph_ir(*graph).value(v).shape;
-      if (shape.empty()) continue;
-      changed |= shape[0] != *batch;
-      shape[0] = *batch;
-      batched[graph_ir(*graph).value(v).name] = shape;
-    }
-    if (changed) {
-      load_start = Clock::now();
-      graph = load_onnx(model, OnnxOptions{batched, *float_dtype});
-      if (!graph.ok()) return fail(graph.status().with_context("with --batch " + std::to_string(*batch)));
-    }
-  }
-  const double load_ms = ms_since(load_start);
+  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype},
+                           parsed->has("--batch") ? std::optional<int>(*batch) : std::nullopt);
+  if (!loaded.ok()) return fail(loaded.status());
+  const Graph* graph = &loaded->graph;
+  const double load_ms = loaded->load_ms;
   auto inputs = random_inputs(graph_ir(*graph));
   if (!inputs.ok()) return fail(inputs.status());
 

@@ -9,16 +9,6 @@
 namespace vkfuse::cli {
 namespace {
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-
 struct Field {
   std::string key;
   std::string text;  // for humans

@@ -4,12 +4,14 @@
 
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <vkfuse/onnx.hpp>
 #include <vkfuse/status.hpp>
+#include <vkfuse/vkfuse.hpp>
 
 namespace vkfuse::cli {
 
@@ -20,6 +22,7 @@ int run_demo(const Args& args);     // vkfuse demo [--batch N] [--boxes N]
 int run_run(const Args& args);      // vkfuse run MODEL --input NAME=FILE ... (see main.cpp's usage)
 int run_plan(const Args& args);     // vkfuse plan MODEL [--shape NAME=DIMS ...] [--dot FILE] [--no-fusion]
 int run_bench(const Args& args);    // vkfuse bench MODEL [--batch N] [--json] ... (fused vs unfused timing)
+int run_startup(const Args& args);  // vkfuse startup MODEL [--batch N] [--json] ... (cold and warm session creation)
 
 // True when `flag` is among the args.
 bool has_flag(const Args& args, const std::string& flag);
@@ -54,5 +57,17 @@ const char* precision_name(DType float_dtype);
 
 // "1.5 KiB", "3.06 MiB", "12 B".
 std::string format_bytes(std::uint64_t bytes);
+
+// `text` for inside a JSON string: quotes and backslashes escaped, control characters dropped.
+std::string json_escape(const std::string& text);
+
+// A model as the commands with --batch read it: with `options` (--shape, --precision), then, when
+// `batch` is given and differs from an input's dimension 0, read again with dimension 0 of every input
+// set to it. load_ms is the time of the read that made the graph.
+struct LoadedModel {
+  Graph graph;
+  double load_ms = 0.0;
+};
+Result<LoadedModel> load_model(const std::string& path, const OnnxOptions& options, std::optional<int> batch);
 
 }  // namespace vkfuse::cli

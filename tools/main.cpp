@@ -1,12 +1,14 @@
 // vkfuse: the command-line tool.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "commands.h"
+#include "host/graph.h"
 
 namespace vkfuse::cli {
 
@@ -131,6 +133,40 @@ std::string format_bytes(std::uint64_t bytes) {
   return text;
 }
 
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+Result<LoadedModel> load_model(const std::string& path, const OnnxOptions& options, std::optional<int> batch) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto graph = load_onnx(path, options);
+  if (!graph.ok()) return graph.status();
+  if (batch) {
+    OnnxOptions batched = options;
+    bool changed = false;
+    for (ValueId v : graph_ir(*graph).inputs) {
+      Shape shape = graph_ir(*graph).value(v).shape;
+      if (shape.empty()) continue;
+      changed |= shape[0] != *batch;
+      shape[0] = *batch;
+      batched.input_shapes[graph_ir(*graph).value(v).name] = shape;
+    }
+    if (changed) {
+      start = Clock::now();
+      graph = load_onnx(path, batched);
+      if (!graph.ok()) return graph.status().with_context("with --batch " + std::to_string(*batch));
+    }
+  }
+  return LoadedModel{std::move(graph).value(), std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
+}
+
 }  // namespace vkfuse::cli
 
 namespace {
@@ -163,11 +199,15 @@ void print_usage(std::FILE* to) {
       "                                   unfused on the GPU: dispatches, median GPU time and the\n"
       "                                   ratio, intermediate memory, session creation time, and the\n"
       "                                   ten slowest fused groups\n"
+      "  startup MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--json]\n"
+      "                                   time to a ready session, cold (empty caches in a fresh\n"
+      "                                   temporary directory) and warm (the same caches, filled), by\n"
+      "                                   phase: context, plan, kernels and pipelines, memory, record\n"
       "\n"
       "  --shape NAME=DIMS fixes a symbolic input dimension, e.g. --shape input=1x3x224x224\n"
       "\n"
       "environment: VKFUSE_DEVICE, VKFUSE_VALIDATION, VKFUSE_DISABLE_FUSION, VKFUSE_CACHE_DIR,\n"
-      "             VKFUSE_DUMP_DIR, VKFUSE_LOG (see README.md)\n",
+      "             VKFUSE_COMPILE_THREADS, VKFUSE_DUMP_DIR, VKFUSE_LOG (see README.md)\n",
       to);
 }
 
@@ -185,6 +225,7 @@ int main(int argc, char** argv) {
   if (command == "run") return vkfuse::cli::run_run(args);
   if (command == "plan") return vkfuse::cli::run_plan(args);
   if (command == "bench") return vkfuse::cli::run_bench(args);
+  if (command == "startup") return vkfuse::cli::run_startup(args);
   std::fprintf(stderr, "vkfuse: unknown command '%s'\n\n", command.c_str());
   print_usage(stderr);
   return 2;
