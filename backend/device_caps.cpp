@@ -33,8 +33,21 @@ void copy_uuid(std::array<uint8_t, 16>& out, const uint8_t (&in)[N]) {
   std::copy(std::begin(in), std::end(in), out.begin());
 }
 
-// A 16x16x16 fp16 x fp16 + fp32 -> fp32 product at subgroup scope among VK_NV_cooperative_matrix's sizes.
-bool has_coopmat_nv_f16(VkInstance instance, VkPhysicalDevice physical) {
+const char* component_name(VkComponentTypeNV type) {
+  switch (type) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "s8";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "s32";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
+    default: return "other";
+  }
+}
+
+// VK_NV_cooperative_matrix's subgroup-scope sizes ("16x8x16 f16*f16+f32->f32"), into caps.coopmat_nv_sizes;
+// true when 16x16x16 fp16 x fp16 + fp32 -> fp32 is among them.
+bool query_coopmat_nv_sizes(VkInstance instance, VkPhysicalDevice physical, DeviceCaps& caps) {
   auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
       vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
   if (!list) return false;
@@ -42,11 +55,18 @@ bool has_coopmat_nv_f16(VkInstance instance, VkPhysicalDevice physical) {
   if (list(physical, &count, nullptr) != VK_SUCCESS) return false;
   std::vector<VkCooperativeMatrixPropertiesNV> sizes(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
   if (list(physical, &count, sizes.data()) != VK_SUCCESS) return false;
-  return std::any_of(sizes.begin(), sizes.begin() + count, [](const VkCooperativeMatrixPropertiesNV& p) {
-    return p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-           p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-           p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV;
-  });
+  bool found = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    const VkCooperativeMatrixPropertiesNV& p = sizes[i];
+    if (p.scope != VK_SCOPE_SUBGROUP_NV) continue;
+    caps.coopmat_nv_sizes.push_back(std::to_string(p.MSize) + "x" + std::to_string(p.NSize) + "x" + std::to_string(p.KSize) +
+                                    " " + component_name(p.AType) + "*" + component_name(p.BType) + "+" +
+                                    component_name(p.CType) + "->" + component_name(p.DType));
+    found = found || (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                      p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                      p.DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+  }
+  return found;
 }
 
 // Properties and features at Vulkan 1.2: the two aggregate structs carry everything (and the NV
@@ -184,7 +204,9 @@ Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, 
   VKFUSE_ASSIGN_OR_RETURN(std::vector<VkExtensionProperties> extensions, device_extensions(physical));
   if (usable_at_vulkan_1_2(instance_api_version, base.apiVersion)) {
     query_at_1_2(physical, extensions, caps);
-    caps.coopmat_nv_f16 = caps.coopmat_nv_f16 && instance != VK_NULL_HANDLE && has_coopmat_nv_f16(instance, physical);
+    const bool sized = instance != VK_NULL_HANDLE && has_extension(extensions, kNvCooperativeMatrix) &&
+                       query_coopmat_nv_sizes(instance, physical, caps);
+    caps.coopmat_nv_f16 = caps.coopmat_nv_f16 && sized;
   } else {
     query_at_1_1(physical, extensions, caps);
   }

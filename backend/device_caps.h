@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend/status.h"
 
@@ -47,6 +48,7 @@ struct DeviceCaps {
   // given to query_device_caps), the vulkanMemoryModel feature (glslang compiles GL_NV_cooperative_matrix
   // to the Vulkan memory model) and shaderFloat16.
   bool coopmat_nv_f16 = false;
+  std::vector<std::string> coopmat_nv_sizes;  // "16x8x16 f16*f16+f32->f32", subgroup scope (for reports)
   // shaderSignedZeroInfNanPreserveFloat32/16 (Vulkan 1.2 or VK_KHR_shader_float_controls): shaders may ask
   // that x - x, x * 0 and the like are not folded, so NaN and Inf propagate as IEEE arithmetic does.
   bool preserve_inf_nan_f32 = false, preserve_inf_nan_f16 = false;

@@ -41,6 +41,10 @@ std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
 std::string describe(const GemmTiling& t) {
   if (t.kernel == GemmKernel::kSkinny)
     return "skinny " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + ", " + std::to_string(t.k_lanes) + " k-lanes";
+  if (t.kernel == GemmKernel::kCoopmat)
+    return "coopmat " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
+           std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups, " +
+           std::to_string(t.workgroup_size) + " invocations, " + std::to_string(t.shared_bytes) + " B shared";
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
          " invocations, " + std::to_string(t.stages) + " stage(s), " + std::to_string(t.shared_bytes) + " B shared";
@@ -158,6 +162,7 @@ int main(int argc, char** argv) {
         GemmProblem problem;
         problem.m = problem.n = problem.k = n;
         problem.a_stride_m = problem.b_stride_k = n;
+        problem.f16 = dtype == DType::kF16;  // as MatMul's launch sets it
         const double tflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (m.ms * 1e-3) / 1e12;
         std::printf("| %lld | %s | %.3f | %.3f | %.1e | %s |\n", static_cast<long long>(n), dtype_name(dtype), m.ms, tflops,
                     m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());

@@ -18,6 +18,11 @@ struct Field {
 std::vector<Field> fields_of(const DeviceCaps& c) {
   auto num = [](auto v) { return std::to_string(v); };
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  auto join = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+    return text.empty() ? std::string("none") : text;
+  };
   auto str = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
   const std::string driver = c.driver_name + (c.driver_info.empty() ? "" : " " + c.driver_info);
   const std::string wg_size = num(c.max_workgroup_size[0]) + "x" + num(c.max_workgroup_size[1]) + "x" + num(c.max_workgroup_size[2]);
@@ -46,6 +51,8 @@ std::vector<Field> fields_of(const DeviceCaps& c) {
       {"shader_float16", flag(c.shader_float16), flag(c.shader_float16)},
       {"shader_int8", flag(c.shader_int8), flag(c.shader_int8)},
       {"cooperative_matrix", flag(c.cooperative_matrix), flag(c.cooperative_matrix)},
+      {"coopmat_f16_gemm", flag(c.coopmat_nv_f16), flag(c.coopmat_nv_f16)},
+      {"coopmat_nv_sizes", join(c.coopmat_nv_sizes), "\"" + json_escape(join(c.coopmat_nv_sizes)) + "\""},
       {"timestamps", flag(c.timestamps), flag(c.timestamps)},
       {"timestamp_period_ns", std::to_string(c.timestamp_period_ns), std::to_string(c.timestamp_period_ns)},
   };
