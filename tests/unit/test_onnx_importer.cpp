@@ -367,25 +367,35 @@ TEST_CASE("ONNX: opset 18+ forms (axes inputs, Pad and Resize axes), Gelu of ops
   CHECK(node_of(graph, "pad").lists.at("pads") == std::vector<std::int64_t>{0, 0, 1, 0, 0, 2});
 }
 
+namespace {
+
+// The CPU reference of `graph` on <dir>/input.npy against torch's <dir>/output.npy: max error at most
+// `tolerance` of the output's largest magnitude.
+void check_reference_against_torch(const Graph& graph, const std::string& dir, double tolerance) {
+  auto input = read_tensor_file(dir + "/input.npy");
+  auto want = read_tensor_file(dir + "/output.npy");
+  REQUIRE(input.ok());
+  REQUIRE(want.ok());
+  auto outputs = evaluate_reference(graph, {{"input", *input}});
+  REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
+  const HostTensor& got = outputs->at("output");
+  CHECK(got.shape == want->shape);
+  const std::vector<float> w = want->to_floats();
+  double largest = 0.0;
+  for (float v : w) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  const CloseReport report = all_close(got.to_floats(), w, tolerance * largest, 0.0);
+  CHECK_MESSAGE(report.ok, report.describe());
+}
+
+}  // namespace
+
 // The two torch exports committed for CI (scripts/export_models.py): real shape chains, padding, attention.
 TEST_CASE("ONNX: torch-exported tiny_cnn and tiny_transformer import and match torch on the CPU reference") {
   for (const std::string name : {"tiny_cnn", "tiny_transformer"}) {
     INFO(name);
     const std::string dir = std::string(VKFUSE_TEST_DATA_DIR) + "/models/" + name;
     const Graph graph = load(dir + "/model.onnx");
-    auto input = read_tensor_file(dir + "/input.npy");
-    auto want = read_tensor_file(dir + "/output.npy");
-    REQUIRE(input.ok());
-    REQUIRE(want.ok());
-    auto outputs = evaluate_reference(graph, {{"input", *input}});
-    REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
-    const HostTensor& got = outputs->at("output");
-    CHECK(got.shape == want->shape);
-    const std::vector<float> w = want->to_floats();
-    double largest = 0.0;
-    for (float v : w) largest = std::max(largest, std::fabs(static_cast<double>(v)));
-    const CloseReport report = all_close(got.to_floats(), w, 1e-4 * largest, 0.0);
-    CHECK_MESSAGE(report.ok, report.describe());
+    check_reference_against_torch(graph, dir, 1e-4);
     // The shape chains folded: nothing of Shape/Gather/ConstantOfShape/Equal/Where reaches the graph.
     for (const Node& node : graph_ir(graph).nodes) CHECK(node.op->name != "Where");
     MESSAGE(name << ": " << graph.node_count() << " vkfuse nodes");
@@ -415,17 +425,7 @@ TEST_CASE("ONNX: OnnxOptions::float_dtype f16 stores float tensors as f16 behind
     // f32 constants are only the composites' own (LayerNorm's epsilon after its cast to f32).
     for (const Value& value : ir.values)
       if (value.constant && value.dtype == DType::kF32) CHECK_MESSAGE(shape_numel(value.shape) == 1, value.name);
-    auto input = read_tensor_file(dir + "/input.npy");
-    auto want = read_tensor_file(dir + "/output.npy");
-    REQUIRE(input.ok());
-    REQUIRE(want.ok());
-    auto outputs = evaluate_reference(graph, {{"input", *input}});
-    REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
-    const std::vector<float> w = want->to_floats();
-    double largest = 0.0;
-    for (float v : w) largest = std::max(largest, std::fabs(static_cast<double>(v)));
-    const CloseReport report = all_close(outputs->at("output").to_floats(), w, 5e-3 * largest, 0.0);
-    CHECK_MESSAGE(report.ok, report.describe());
+    check_reference_against_torch(graph, dir, 5e-3);
   }
   OnnxOptions integer;
   integer.float_dtype = DType::kI32;
