@@ -8,7 +8,11 @@ namespace vkfuse {
 std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
                              const Stage& post, int first_output_binding) {
   std::ostringstream out;
-  for (const auto& [name, value] : spec.kernel_defines) out << "#define " << name << " " << value << "\n";
+  bool raw_inputs = false;
+  for (const auto& [name, value] : spec.kernel_defines) {
+    out << "#define " << name << " " << value << "\n";
+    raw_inputs = raw_inputs || name == "VKF_RAW_INPUTS";
+  }
   std::set<std::pair<int, bool>> declared;
   for (std::size_t k = 0; k < spec.inputs.size(); ++k)
     for (int b = pre.binding[k]; b < pre.binding[k] + static_cast<int>(spec.inputs[k].bindings()); ++b)
@@ -44,6 +48,13 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     const int chunks = static_cast<int>(input.bindings());
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
+      // Roots that stage whole vectors (roots/gemm_coopmat.glsl) ask for VKF_RAW_INPUTS: the raw 16 bytes
+      // from element i on (i a multiple of 16 / element size), the same binding seen as uvec4s.
+      if (raw_inputs) out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first
+          << "Q { uvec4 d[]; } vkf_b" << first << "q;\n";
+      if (raw_inputs)
+        out << "#define VKF_IN" << k << "_RAW 1\n#define VKF_IN" << k << "_RAW16(i) vkf_b" << first << "q.d[(i) / "
+            << 16 / dtype_size(input.dtype) << "u]\n";
       continue;
     }
     // A chunked tensor: element i lives in chunk i / chunk_elements.

@@ -233,12 +233,20 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_COLS", glsl_uint(tiling.bn)},
                                                  {"VKF_K_LANES", glsl_uint(tiling.k_lanes)}});
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
+    // An operand stages 16-byte runs straight from memory where every run of 8 elements along its
+    // contiguous dimension starts 16-byte aligned: that extent and the stride between rows multiples of 8.
+    const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
+    const bool a_quads = (a_k_fast ? p.k : p.m) % 8 == 0 && (a_k_fast ? p.a_stride_m : p.a_stride_k) % 8 == 0;
+    const bool b_quads = (b_n_fast ? p.n : p.k) % 8 == 0 && (b_n_fast ? p.b_stride_k : p.b_stride_n) % 8 == 0;
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
                                                  {"VKF_BK", glsl_uint(tiling.bk)},
                                                  {"VKF_WARPS_M", std::to_string(tiling.warps_m)},
-                                                 {"VKF_WARPS_N", std::to_string(tiling.warps_n)}});
+                                                 {"VKF_WARPS_N", std::to_string(tiling.warps_n)},
+                                                 {"VKF_RAW_INPUTS", "1"},
+                                                 {"VKF_A_QUADS", a_quads ? "1" : "0"},
+                                                 {"VKF_B_QUADS", b_quads ? "1" : "0"}});
   } else {
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},

@@ -16,9 +16,10 @@
 //
 // Defines: as roots/gemm_tiled.glsl (VKF_BATCH, VKF_M, VKF_N, VKF_K, VKF_A_BATCH(b), VKF_B_BATCH(b),
 // strides, VKF_A_K_FAST, VKF_B_N_FAST, VKF_TILES_M, VKF_TILES_N, VKF_GEMM_VALUE(m, n, acc)), plus
-// VKF_BM, VKF_BN (multiples of 16 * warps), VKF_BK (a multiple of 16), VKF_WARPS_M, VKF_WARPS_N and
-// VKF_SUBGROUP_SIZE (VKF_WORKGROUP_SIZE == WARPS_M * WARPS_N * SUBGROUP_SIZE; the subgroup size must be
-// the device's fixed one).
+// VKF_BM, VKF_BN (multiples of 16 * warps), VKF_BK (a multiple of 16), VKF_WARPS_M, VKF_WARPS_N
+// (VKF_WORKGROUP_SIZE == WARPS_M * WARPS_N * the device's fixed subgroup size), VKF_A_QUADS and
+// VKF_B_QUADS (1 where the operand's rows along its contiguous dimension, and its row stride, are
+// multiples of 8 elements), VKF_RAW_INPUTS (plain inputs also get VKF_IN<k>_RAW16).
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -45,15 +46,36 @@ const uint kRowB = VKF_BN / 2u + kPad, kRunB = VKF_BN / 2u, kRowsB = VKF_BK;
 #else
 const uint kRowB = VKF_BK / 2u + kPad, kRunB = VKF_BK / 2u, kRowsB = VKF_BN;
 #endif
-const uint kPairsA = kRowsA * kRunA / kThreads;  // fp16 pairs each invocation loads per step
-const uint kPairsB = kRowsB * kRunB / kThreads;
+// Each invocation loads its share of a step's slices as fp16 pairs (one uint, through VKF_IN), or, where
+// the operand is a plain tensor (VKF_IN<k>_RAW) whose rows are whole 16-byte runs (VKF_A_QUADS,
+// VKF_B_QUADS from the host), as raw uvec4s of 8 halves: one load instead of 8.
+#if defined(VKF_IN0_RAW) && VKF_A_QUADS
+#define VKF_A_RAW 1
+#define VKF_A_VEC 4u
+#define VKF_A_REG uvec4
+#else
+#define VKF_A_RAW 0
+#define VKF_A_VEC 1u
+#define VKF_A_REG uint
+#endif
+#if defined(VKF_IN1_RAW) && VKF_B_QUADS
+#define VKF_B_RAW 1
+#define VKF_B_VEC 4u
+#define VKF_B_REG uvec4
+#else
+#define VKF_B_RAW 0
+#define VKF_B_VEC 1u
+#define VKF_B_REG uint
+#endif
+const uint kLoadsA = kRowsA * kRunA / VKF_A_VEC / kThreads;  // loads per invocation per step
+const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 
 shared uint vkf_sa[kRowsA * kRowA];
 shared uint vkf_sb[kRowsB * kRowB];
 shared float vkf_patch[VKF_WARPS_M * VKF_WARPS_N * 256];
 
-// Pair `i` of this invocation's share of a slice: (row, pair within the row); consecutive invocations
-// take consecutive pairs of a row, which are consecutive in memory.
+// Unit `i` of this invocation's share of a slice: (row, unit within the row); consecutive invocations
+// take consecutive units of a row, which are consecutive in memory.
 uvec2 vkf_pair(uint i, uint run) {
   const uint e = gl_LocalInvocationID.x + i * kThreads;
   return uvec2(e / run, e % run);
@@ -75,43 +97,68 @@ void main() {
     [[unroll]] for (uint i = 0u; i < kFragM; ++i)
       [[unroll]] for (uint j = 0u; j < kFragN; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-    uint ra[kPairsA];
-    uint rb[kPairsB];
-    // Global -> registers: the slices at k0 as fp16 pairs, zero past the matrices' edges.
-#define VKF_A_AT(m, k) (((VKF_M % VKF_BM == 0u || (m) < VKF_M) && (VKF_K % VKF_BK == 0u || (k) < VKF_K)) \
-                         ? VKF_IN0(a_base + (m) * VKF_A_STRIDE_M + (k) * VKF_A_STRIDE_K) : 0.0)
-#define VKF_B_AT(k, n) (((VKF_K % VKF_BK == 0u || (k) < VKF_K) && (VKF_N % VKF_BN == 0u || (n) < VKF_N)) \
-                         ? VKF_IN1(b_base + (k) * VKF_B_STRIDE_K + (n) * VKF_B_STRIDE_N) : 0.0)
+    VKF_A_REG ra[kLoadsA];
+    VKF_B_REG rb[kLoadsB];
+    // Global -> registers: the slices at k0, zero past the matrices' edges. Slot s = (row, unit within
+    // the row) of the staged layout; a unit is a pair or a quad of uints.
+#define VKF_A_IN(m, k) ((VKF_M % VKF_BM == 0u || (m) < VKF_M) && (VKF_K % VKF_BK == 0u || (k) < VKF_K))
+#define VKF_B_IN(k, n) ((VKF_K % VKF_BK == 0u || (k) < VKF_K) && (VKF_N % VKF_BN == 0u || (n) < VKF_N))
+#define VKF_A_INDEX(m, k) (a_base + (m) * VKF_A_STRIDE_M + (k) * VKF_A_STRIDE_K)
+#define VKF_B_INDEX(k, n) (b_base + (k) * VKF_B_STRIDE_K + (n) * VKF_B_STRIDE_N)
 #if VKF_A_K_FAST
-#define VKF_A_PAIR(s, k0) vec2(VKF_A_AT(m0 + s.x, (k0) + 2u * s.y), VKF_A_AT(m0 + s.x, (k0) + 2u * s.y + 1u))
+#define VKF_A_MK(s, k0, e) uvec2(m0 + s.x, (k0) + 2u * VKF_A_VEC * s.y + (e))  // (m, k) of element e of the unit
 #else
-#define VKF_A_PAIR(s, k0) vec2(VKF_A_AT(m0 + 2u * s.y, (k0) + s.x), VKF_A_AT(m0 + 2u * s.y + 1u, (k0) + s.x))
+#define VKF_A_MK(s, k0, e) uvec2(m0 + 2u * VKF_A_VEC * s.y + (e), (k0) + s.x)
 #endif
 #if VKF_B_N_FAST
-#define VKF_B_PAIR(s, k0) vec2(VKF_B_AT((k0) + s.x, n0 + 2u * s.y), VKF_B_AT((k0) + s.x, n0 + 2u * s.y + 1u))
+#define VKF_B_KN(s, k0, e) uvec2((k0) + s.x, n0 + 2u * VKF_B_VEC * s.y + (e))
 #else
-#define VKF_B_PAIR(s, k0) vec2(VKF_B_AT((k0) + 2u * s.y, n0 + s.x), VKF_B_AT((k0) + 2u * s.y + 1u, n0 + s.x))
+#define VKF_B_KN(s, k0, e) uvec2((k0) + 2u * VKF_B_VEC * s.y + (e), n0 + s.x)
+#endif
+#if VKF_A_RAW
+#define VKF_A_LOAD(s, k0) (VKF_A_IN(VKF_A_MK(s, k0, 0u).x, VKF_A_MK(s, k0, 0u).y) \
+                           ? VKF_IN0_RAW16(VKF_A_INDEX(VKF_A_MK(s, k0, 0u).x, VKF_A_MK(s, k0, 0u).y)) : uvec4(0u))
+#else
+#define VKF_A_ONE(s, k0, e) (VKF_A_IN(VKF_A_MK(s, k0, e).x, VKF_A_MK(s, k0, e).y) \
+                              ? VKF_IN0(VKF_A_INDEX(VKF_A_MK(s, k0, e).x, VKF_A_MK(s, k0, e).y)) : 0.0)
+#define VKF_A_LOAD(s, k0) packHalf2x16(vec2(VKF_A_ONE(s, k0, 0u), VKF_A_ONE(s, k0, 1u)))
+#endif
+#if VKF_B_RAW
+#define VKF_B_LOAD(s, k0) (VKF_B_IN(VKF_B_KN(s, k0, 0u).x, VKF_B_KN(s, k0, 0u).y) \
+                           ? VKF_IN1_RAW16(VKF_B_INDEX(VKF_B_KN(s, k0, 0u).x, VKF_B_KN(s, k0, 0u).y)) : uvec4(0u))
+#else
+#define VKF_B_ONE(s, k0, e) (VKF_B_IN(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y) \
+                              ? VKF_IN1(VKF_B_INDEX(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y)) : 0.0)
+#define VKF_B_LOAD(s, k0) packHalf2x16(vec2(VKF_B_ONE(s, k0, 0u), VKF_B_ONE(s, k0, 1u)))
 #endif
 #define VKF_LOAD_SLICES(k0)                                                                          \
-    [[unroll]] for (uint i = 0u; i < kPairsA; ++i) {                                                 \
-      const uvec2 s = vkf_pair(i, kRunA);                                                            \
-      ra[i] = packHalf2x16(VKF_A_PAIR(s, k0));                                                       \
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
+      const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);                                                \
+      ra[i] = VKF_A_LOAD(s, k0);                                                                     \
     }                                                                                                \
-    [[unroll]] for (uint i = 0u; i < kPairsB; ++i) {                                                 \
-      const uvec2 s = vkf_pair(i, kRunB);                                                            \
-      rb[i] = packHalf2x16(VKF_B_PAIR(s, k0));                                                       \
+    [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
+      const uvec2 s = vkf_pair(i, kRunB / VKF_B_VEC);                                                \
+      rb[i] = VKF_B_LOAD(s, k0);                                                                     \
     }
 
     VKF_LOAD_SLICES(0u)
     for (uint k0 = 0u; k0 < VKF_K; k0 += VKF_BK) {
       barrier();  // every subgroup is done reading the previous step's slices
-      [[unroll]] for (uint i = 0u; i < kPairsA; ++i) {
-        const uvec2 s = vkf_pair(i, kRunA);
+      [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
+        const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);
+#if VKF_A_RAW
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sa[s.x * kRowA + 4u * s.y + c] = ra[i][c];
+#else
         vkf_sa[s.x * kRowA + s.y] = ra[i];
+#endif
       }
-      [[unroll]] for (uint i = 0u; i < kPairsB; ++i) {
-        const uvec2 s = vkf_pair(i, kRunB);
+      [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {
+        const uvec2 s = vkf_pair(i, kRunB / VKF_B_VEC);
+#if VKF_B_RAW
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sb[s.x * kRowB + 4u * s.y + c] = rb[i][c];
+#else
         vkf_sb[s.x * kRowB + s.y] = rb[i];
+#endif
       }
       barrier();
       if (k0 + VKF_BK < VKF_K) {
@@ -140,10 +187,6 @@ void main() {
       }
     }
 #undef VKF_LOAD_SLICES
-#undef VKF_A_PAIR
-#undef VKF_B_PAIR
-#undef VKF_A_AT
-#undef VKF_B_AT
 
     // Accumulators -> this subgroup's patch -> VKF_OUT0, one 16x16 block at a time.
     const uint out_base = batch * VKF_M * VKF_N;

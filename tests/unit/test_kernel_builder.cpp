@@ -164,7 +164,8 @@ TEST_CASE("golden: a kernel op with a post-fused chain, preserving Inf and NaN")
 
 // roots/gemm_coopmat.glsl runs only where a device has NV cooperative matrices (not lavapipe): here it
 // must at least generate, compile and validate for f16 MatMul and Gemm, with both operand layouts
-// (A and B contiguous along K or not), ragged edges, a batch and a post-fused bias + Relu.
+// (A and B contiguous along K or not), ragged edges, a batch and a post-fused bias + Relu, staging each
+// operand as raw 16-byte runs where its rows allow and as converted pairs where they do not.
 TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each operand layout") {
   DevicePlan device = small_types_device();
   device.coopmat_f16 = true;
@@ -174,8 +175,10 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
   struct Case {
     Shape a, b;
     float trans_a, trans_b;
+    const char* quads;  // operands staged as raw 16-byte runs: rows of whole runs along the contiguous dimension
   };
-  for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0}, Case{{72, 100}, {40, 72}, 1, 1}, Case{{2, 300, 64}, {64, 520}, 0, 0}}) {
+  for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0, "A B"}, Case{{72, 100}, {40, 72}, 1, 1, "B"},
+                        Case{{2, 300, 64}, {64, 520}, 0, 0, "A B"}, Case{{30, 70}, {70, 9}, 0, 0, ""}}) {
     CAPTURE(shape_to_string(c.a));
     GraphBuilder b;
     const Tensor x = b.input("a", c.a, DType::kF16), w = b.input("b", c.b, DType::kF16);
@@ -191,6 +194,10 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
     CHECK(kernel->spec.post_ops.size() == 2);
     auto source = build_kernel(kernel->spec);
     REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    const std::string quads = std::string(c.quads);
+    CHECK((source->find("#define VKF_A_QUADS 1") != std::string::npos) == (quads.find('A') != std::string::npos));
+    CHECK((source->find("#define VKF_B_QUADS 1") != std::string::npos) == (quads.find('B') != std::string::npos));
+    CHECK(source->find("#define VKF_IN0_RAW 1") != std::string::npos);  // plain inputs offer raw runs
     auto spirv = compile_glsl_compute(*source, kernel->spec.label);
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
     auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
