@@ -127,19 +127,22 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
 }
 
-// f16 operands on a device with NV cooperative matrices (16x16x16 fp16 products; the H100): 128x128
-// tiles of 2 x 4 subgroups where they give 132 SMs a workgroup each, else 64x64 of 2 x 2; f32 operands,
-// a few rows and a forced tile keep their roots.
+// f16 operands on a device with NV cooperative matrices (16x16x16 fp16 products; the H100): 128x128x64
+// tiles of 2 x 2 subgroups where they give 132 SMs a workgroup each (32 deep where 64 does not fit the
+// shared memory), else 64x64x32; f32 operands, a few rows and a forced tile keep their roots.
 TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one") {
   const ForcedTileReset reset;
   DevicePlan h100 = plan_with(49152, 1024);
   h100.subgroup_size = 32;
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x8 2");  // no coopmat
   h100.coopmat_f16 = true;
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x32 2x4 of 256");
-  CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x32 2x4 of 256");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2 of 128");
+  CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x64 2x2 of 128");
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
   CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
+  DevicePlan smaller = h100;
+  smaller.shared_memory_bytes = 32768;
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2 of 128");
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x8 2");
   CHECK(matmul_blocking({1, 777}, {777, 50}, h100, DType::kF16) == "skinny 1x32");
   REQUIRE(force_gemm_tile(GemmTile{64, 64, 16, 8, 8}, h100).ok());

@@ -178,7 +178,8 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
     const char* quads;  // operands staged as raw 16-byte runs: rows of whole runs along the contiguous dimension
   };
   for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0, "A B"}, Case{{72, 100}, {40, 72}, 1, 1, "B"},
-                        Case{{2, 300, 64}, {64, 520}, 0, 0, "A B"}, Case{{30, 70}, {70, 9}, 0, 0, ""}}) {
+                        Case{{2, 300, 64}, {64, 520}, 0, 0, "A B"}, Case{{30, 70}, {70, 9}, 0, 0, ""},
+                        Case{{1100, 136}, {136, 2000}, 0, 0, "A B"}}) {  // 128x128x64 tiles
     CAPTURE(shape_to_string(c.a));
     GraphBuilder b;
     const Tensor x = b.input("a", c.a, DType::kF16), w = b.input("b", c.b, DType::kF16);
