@@ -56,6 +56,15 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   GemmProblem p;
   p.batch = shape_numel(s.out_batch);
   p.m = s.m;
+  // Products that all share one B are one product of A's rows stacked: A's [batch..., M, K] rows follow
+  // each other in its logical order, and so do the output's, so batch x M rows of one problem address the
+  // same elements. Tiles then cover the rows of many batches instead of M alone: vit_b_16's QKV
+  // projection ([197, 1, 768] x [768, 2304]) was 197 products of one row, each re-reading all of B, and
+  // convnext_tiny's last stages ([1, 7, 7, 3072] x [3072, 768]) were 7 products of 7 rows on 32-row tiles.
+  if (shape_numel(s.b_batch) == 1) {
+    p.m = p.batch * s.m;
+    p.batch = 1;
+  }
   p.n = s.n;
   p.k = s.k;
   p.f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
@@ -63,8 +72,10 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   p.a_stride_k = 1;
   p.b_stride_k = s.n;
   p.b_stride_n = 1;
-  p.a_batch = batch_offset_glsl(s.out_batch, s.a_batch, s.m * s.k, "(b)");
-  p.b_batch = batch_offset_glsl(s.out_batch, s.b_batch, s.k * s.n, "(b)");
+  if (p.batch > 1) {
+    p.a_batch = batch_offset_glsl(s.out_batch, s.a_batch, s.m * s.k, "(b)");
+    p.b_batch = batch_offset_glsl(s.out_batch, s.b_batch, s.k * s.n, "(b)");
+  }
   return gemm_launch(p, device);
 }
 

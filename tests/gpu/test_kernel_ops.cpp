@@ -35,6 +35,8 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{5, 130}, {130, 7}}},                  // one row past the skinny root
     {"MatMul", {{1, 777}, {777, 50}}},                 // one row, long K split over the lanes
     {"MatMul", {{2, 1, 37, 9}, {3, 9, 40}}},           // batches broadcast both ways, tiled
+    {"MatMul", {{9, 1, 40}, {40, 33}}},                // one B for all: 9 one-row products as 9 rows, tiled
+    {"MatMul", {{1, 5, 3, 130}, {1, 130, 31}}},        // one B (batch dimension of 1): 15 rows of 5 products
 };
 
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
@@ -118,6 +120,13 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
     CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({4, 13}, {13}, plan) == "skinny 4x8");  // one column: 32 lanes of K for it
+    // One B for every product: the batches' rows are one problem's rows. vit_b_16's QKV projection is
+    // 197 products of one row (skinny, B re-read 197 times, before), convnext_tiny's last stage 7
+    // products of 7 rows; each now picks what its stacked rows pick.
+    CHECK(matmul_blocking({197, 1, 768}, {768, 2304}, plan) == matmul_blocking({197, 768}, {768, 2304}, plan));
+    CHECK(matmul_blocking({197, 1, 768}, {768, 2304}, plan) != "skinny 1x32");
+    CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == matmul_blocking({49, 3072}, {3072, 768}, plan));
+    CHECK(matmul_blocking({9, 1, 40}, {1, 40, 33}, plan) == "tiled 32x32x16 2");
   }
   // The Vulkan minimums (16 KB, 128 invocations): no 128x128 tile, no split 4, and 8-deep 64x64 slices
   // (two stages of 64x64x16 take 17 KB); 16 KB and 256 invocations: 128x128x8 in one stage.
