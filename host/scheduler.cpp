@@ -16,7 +16,7 @@ bool overlaps_any(const std::vector<MemoryRange>& ranges, const std::vector<Memo
 
 }  // namespace
 
-Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, bool profile) {
+Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, Timestamps timestamps) {
   RecordStats stats;
   VKFUSE_TRY(recorder.begin());
   for (const ScheduledCopy& copy : schedule.uploads) {
@@ -24,7 +24,7 @@ Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& s
     recorder.copy(copy.src, copy.dst, {&region, 1});
   }
   if (!schedule.uploads.empty()) recorder.barrier(CommandRecorder::Barrier::kTransferToCompute);
-  stats.timestamps = profile && recorder.timestamps_supported();
+  stats.timestamps = timestamps != Timestamps::kNone && recorder.timestamps_supported();
   if (stats.timestamps) recorder.timestamp(0);
 
   // Reads and writes since the last barrier: a dispatch that reads what they wrote (RAW), or writes
@@ -42,11 +42,12 @@ Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& s
     }
     recorder.dispatch(*d.pipeline, d.set, {}, d.groups[0], d.groups[1], d.groups[2]);
     ++stats.dispatches;
-    if (stats.timestamps) recorder.timestamp(static_cast<std::uint32_t>(g + 1));
+    if (stats.timestamps && timestamps == Timestamps::kEachDispatch) recorder.timestamp(static_cast<std::uint32_t>(g + 1));
     pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());
     pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
   }
 
+  if (stats.timestamps && timestamps == Timestamps::kAround) recorder.timestamp(1);
   if (!schedule.downloads.empty()) recorder.barrier(CommandRecorder::Barrier::kComputeToTransfer);
   for (const ScheduledCopy& copy : schedule.downloads) {
     const VkBufferCopy region{0, 0, copy.bytes};

@@ -39,12 +39,21 @@ struct Schedule {
   std::vector<ScheduledCopy> downloads;
 };
 
+// Where timestamps go (where the device has them). A timestamp at the bottom of the pipe waits for all
+// earlier work, so one after every dispatch also stops independent dispatches from overlapping: kAround
+// times the schedule as it runs without them, kEachDispatch gives every group's own time.
+enum class Timestamps {
+  kNone,
+  kAround,        // slot 0 before the first dispatch, slot 1 after the last
+  kEachDispatch,  // slot 0 before the first dispatch, slot g+1 after dispatch g
+};
+
 struct RecordStats {
   std::uint32_t dispatches = 0;
   std::uint32_t barriers = 0;   // between dispatches
-  bool timestamps = false;      // slot 0 before the first dispatch, slot g+1 after dispatch g
+  bool timestamps = false;      // written as asked (false: none asked, or the device has none)
 };
 
-Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, bool profile);
+Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, Timestamps timestamps);
 
 }  // namespace vkfuse

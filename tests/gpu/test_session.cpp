@@ -1,6 +1,7 @@
 // Sessions: the disk kernel cache, bad input to run(), and device selection errors.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -121,6 +122,33 @@ TEST_CASE("runs are repeatable and the recorded command buffer is reused") {
   CHECK(first->at("y").bytes == third->at("y").bytes);
   CHECK(first->at("y").bytes != second->at("y").bytes);
   CHECK(session->dispatch_count() == 1);
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("a profiled session times every group, and measure_gpu_ms times whole replays") {
+  // Unfused: one group per op, so there are several group times to read.
+  auto graph = build_elementwise_chain(4099, 5);
+  REQUIRE(graph.ok());
+  auto session = Session::create(gpu_context(), *graph, SessionOptions{.fusion = false, .profile = true});
+  REQUIRE(session.ok());
+  REQUIRE(session->run(make_chain_inputs(4099, 1)).ok());
+  REQUIRE(session->groups().size() == session->dispatch_count());
+  CHECK(session->dispatch_count() > 1);
+  double sum = 0.0;
+  for (const GroupInfo& g : session->groups()) {
+    CAPTURE(g.label);
+    CHECK(g.gpu_ms > 0.0);
+    sum += g.gpu_ms;
+  }
+  CHECK(session->last_gpu_ms() == doctest::Approx(sum));
+  // Timestamps only around the replays: two iterations and one both give a positive, finite mean.
+  for (int iterations : {1, 2}) {
+    const auto ms = session->measure_gpu_ms(iterations);
+    REQUIRE_MESSAGE(ms.ok(), ms.status().to_string());
+    CHECK(*ms > 0.0);
+    CHECK(std::isfinite(*ms));
+  }
+  CHECK_FALSE(session->measure_gpu_ms(0).ok());
   CHECK(validation_errors() == 0);
 }
 

@@ -200,8 +200,9 @@ class Session {
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
   // Benchmarking: replays the recorded dispatches `iterations` times in one submission (no transfers)
-  // and returns the mean GPU milliseconds per iteration. Needs timestamp support. Uses whatever the
-  // buffers hold (the last run's inputs).
+  // and returns the mean GPU milliseconds per iteration, timed from before the first dispatch to after
+  // the last (no per-group timestamps in between, so groups overlap as in run()). Needs timestamp
+  // support. Uses whatever the buffers hold (the last run's inputs).
   Result<double> measure_gpu_ms(int iterations);
 
   const std::vector<GroupInfo>& groups() const;
