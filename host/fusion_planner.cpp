@@ -97,15 +97,18 @@ class Planner {
     return deps;
   }
 
-  // The computing node behind a value (through views), or kNoNode for graph inputs and constants.
-  NodeId stored_producer(ValueId v) const {
+  // The value in memory behind a value: itself, or the base a chain of views reads.
+  ValueId stored_value(ValueId v) const {
     while (is_view_value(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
-    return graph_.value(v).producer;
+    return v;
   }
+
+  // The computing node behind a value (through views), or kNoNode for graph inputs and constants.
+  NodeId stored_producer(ValueId v) const { return graph_.value(stored_value(v)).producer; }
 
   // The groups a value's data comes from (a view's data comes from its base's group).
   std::vector<int> source_groups(ValueId v) const {
-    while (is_view_value(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
+    v = stored_value(v);
     const int g = producer_group(v);
     return g < 0 ? std::vector<int>{} : std::vector<int>{g};
   }
@@ -272,12 +275,40 @@ class Planner {
         for (ValueId u : node.inputs)
           if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
       }
-      if (!ok || chain.empty()) continue;
+      if (!ok || chain.empty() || !reads_no_more_than(chain, group, v)) continue;
       std::set<NodeId> nodes = group.nodes;
       nodes.insert(chain.begin(), chain.end());
       if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
       group.nodes = std::move(nodes);
     }
+  }
+
+  // Recomputing must not read more memory than it saves. It replaces one read of `v` with reads of the
+  // stored tensors its chain starts from: at most one of those may be as large as `v` and not read by
+  // the group already (a view counts as the tensor it views; smaller tensors broadcast and stay in the
+  // caches). A value broadcast over the group's domain (a scale computed from per-channel statistics) is
+  // exempt in elementwise and reduce groups: its chain is as small as it is. Without this, residual
+  // streams grew quadratic chains (convnext_tiny: x1 = x0 + s0 * b0, x2 = x1 + s1 * b1, ...: each
+  // consumer recomputed the earlier blocks from their outputs instead of reading x_i once, and its 7x7
+  // depthwise convs evaluated that chain in all 49 loads per output).
+  //   x0 ─┬─ Conv ... b0 ─ Mul(s0) ─ Add ─ x1 ─┬─ Conv ...   x1 is stored once and read, not recomputed
+  //       └────────────────────────────┘       └─ Add ...    from x0 and b0 by each of its readers
+  //   (tests/unit "a residual stream is stored once, not recomputed from every earlier block")
+  bool reads_no_more_than(const std::set<NodeId>& chain, const Draft& group, ValueId v) const {
+    const std::int64_t size = shape_numel(graph_.value(v).shape);
+    if (group.root != GroupRoot::kKernel && size < shape_numel(group.domain)) return true;
+    std::set<ValueId> read;
+    for (NodeId q : group.nodes)
+      for (ValueId u : graph_.node(q).inputs) read.insert(stored_value(u));
+    std::set<ValueId> large;
+    for (NodeId q : chain)
+      for (ValueId u : graph_.node(q).inputs) {
+        const ValueId source = stored_value(u);
+        const NodeId p = graph_.value(source).producer;
+        if ((p != kNoNode && chain.count(p)) || read.count(source)) continue;
+        if (shape_numel(graph_.value(source).shape) >= size) large.insert(source);
+      }
+    return large.size() <= 1;
   }
 
   // Whether a node set can run as one dispatch of its root template:

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "support/fusion_check.h"
+#include "support/residual_stream.h"
 
 namespace vkfuse::testing {
 namespace {
@@ -149,6 +150,17 @@ TEST_CASE("pre-fusion: scale -> shift -> Relu before Conv, MatMul and MaxPool ru
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == 3);
   }
+}
+
+TEST_CASE("a residual stream through channels-last MatMuls: each block's sum stored once") {
+  // convnext_tiny's blocks with 13 channels (fusion_planner.cpp reads_no_more_than; tests/unit "a
+  // residual stream is stored once, not recomputed from every earlier block").
+  const Graph graph = build_residual_stream(13, 7, 5, 3);
+  const FusionOutcome o = check_fused_unfused(
+      graph, random_feeds({{"x", {1, 13, 7, 5}}, {"dw", {13, 1, 3, 3}}, {"w", {13, 13}}, {"s", {13, 1, 1}}}, 11, kUnit),
+      1e-5, 1e-4);
+  CHECK(o.fused_dispatches == 9);
+  CHECK(o.unfused_dispatches > o.fused_dispatches);
 }
 
 }  // namespace vkfuse::testing

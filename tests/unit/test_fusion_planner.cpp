@@ -10,6 +10,7 @@
 #include "host/demo_models.h"
 #include "host/fusion_planner.h"
 #include "host/graph.h"
+#include "support/residual_stream.h"
 
 namespace vkfuse {
 namespace {
@@ -187,6 +188,22 @@ TEST_CASE("post-fusion: an elementwise chain joins a kernel op's stores") {
     b.output(b.op("Add", {act, wide}), "y");
     const Graph graph = build_graph(b);
     CHECK(labels_of(plan(graph)) == "Conv -> Mul -> Add -> Relu | Add");
+  }
+}
+
+TEST_CASE("a residual stream is stored once, not recomputed from every earlier block") {
+  // convnext_tiny's block: a depthwise conv, a channels-last MatMul (Transposes are views), the result
+  // scaled and added to the stream. Each x_i is read by the next block's conv and the next Add; were it
+  // recomputed there, x3's readers would recompute x2, x1 and x0's blocks from their outputs.
+  //   x_i ─┬─ Conv(depthwise) ─ T ─ MatMul ─ T ─ Mul(s) ─┐
+  //        └──────────────────────────────────────────── Add ─ x_{i+1}
+  const Graph graph = testing::build_residual_stream(8, 6, 6, 3);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Conv | Identity -> MatMul | Mul -> Add | Conv | Identity -> MatMul | Mul -> Add | Conv | "
+                       "Identity -> MatMul | Mul -> Add");
+  for (const FusionGroup& g : p.groups) {
+    CAPTURE(g.label);
+    CHECK(g.inputs.size() <= 3);  // Mul -> Add reads x_i, the MatMul's result and s: one block's tensors
   }
 }
 
