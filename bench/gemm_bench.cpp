@@ -1,13 +1,14 @@
-// GEMM benchmark: one MatMul node, C[n, n] = A[n, n] * B[n, n], for square sizes, in f32 and/or f16
-// storage (fp32 accumulation either way). GPU time from Vulkan timestamps around back-to-back replays
-// of the recorded dispatch; median of the runs; TFLOP/s counts 2 n^3 flops. Also prints the blocking
+// GEMM benchmark: one MatMul node, C[m, n] = A[m, k] * B[k, n], for square sizes n (m = n = k) or
+// MxNxK shapes, in f32 and/or f16 storage (fp32 accumulation either way). GPU time from Vulkan
+// timestamps around back-to-back replays of the recorded dispatch; median of the runs; TFLOP/s counts
+// 2 m n k flops. Also prints the blocking
 // the launcher chose for the device and the worst relative error of a few output elements against a
 // CPU dot product, so a fast wrong kernel does not go unnoticed. Not a test: it asserts nothing.
 // --tiles measures each listed blocking of roots/gemm_tiled.glsl (force_gemm_tile) instead of the
 // launcher's choice, e.g. to compare 128x128x8 with 128x128x16 on one GPU; "auto" is the choice.
 //
-//   vkfuse_bench_gemm [--sizes 1024,2048,4096,8192] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
-//                     [--tiles auto,128x128x16:8x8,128x256x8:8x16,...]  (bm x bn x bk : tm x tn)
+//   vkfuse_bench_gemm [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
+//                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,...]  (bm x bn x bk : tm x tn [/ split K])
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,13 +30,31 @@ using namespace vkfuse;
 using bench::arg;
 using bench::split;
 
-// "128x128x16:8x8" -> the tile; "auto" -> none (the launcher's choice); std::nullopt for anything else.
+// "128x128x16:8x8" or "32x32x32:4x4/4" (split K) -> the tile; "auto" -> none (the launcher's choice);
+// std::nullopt for anything else.
 std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
   if (text == "auto") return std::optional<GemmTile>();
-  unsigned bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  unsigned bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, slices = 1;
   char end = 0;
-  if (std::sscanf(text.c_str(), "%ux%ux%u:%ux%u%c", &bm, &bn, &bk, &tm, &tn, &end) != 5) return std::nullopt;
-  return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn});
+  const int read = std::sscanf(text.c_str(), "%ux%ux%u:%ux%u/%u%c", &bm, &bn, &bk, &tm, &tn, &slices, &end);
+  if (read != 5 && read != 6) return std::nullopt;
+  return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices});
+}
+
+// A problem size: "n" (n x n x n) or "MxNxK".
+struct Size {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string label() const {
+    return m == n && n == k ? std::to_string(n) : std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+};
+
+std::optional<Size> parse_size(const std::string& text) {
+  long long m = 0, n = 0, k = 0;
+  char end = 0;
+  if (std::sscanf(text.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &end) == 3 && m > 0 && n > 0 && k > 0) return Size{m, n, k};
+  if (std::sscanf(text.c_str(), "%lld%c", &n, &end) == 1 && n > 0) return Size{n, n, n};
+  return std::nullopt;
 }
 
 std::string describe(const GemmTiling& t) {
@@ -47,7 +66,8 @@ std::string describe(const GemmTiling& t) {
            std::to_string(t.workgroup_size) + " invocations, " + std::to_string(t.shared_bytes) + " B shared";
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
-         " invocations, " + std::to_string(t.stages) + " stage(s), " + std::to_string(t.shared_bytes) + " B shared";
+         " invocations, " + std::to_string(t.stages) + " stage(s)" +
+         (t.split > 1 ? ", split K " + std::to_string(t.split) : std::string()) + ", " + std::to_string(t.shared_bytes) + " B shared";
 }
 
 struct Measured {
@@ -57,26 +77,27 @@ struct Measured {
 
 // Median over `runs` of the mean GPU milliseconds of back-to-back replays, after one real run whose
 // output is spot-checked; ms < 0 when something failed (the error is printed).
-Measured measure(const Context& context, std::int64_t n, DType dtype, int runs, int min_iterations) {
+Measured measure(const Context& context, const Size& size, DType dtype, int runs, int min_iterations) {
   Measured result;
   auto fail = [&](const Status& status) {
-    std::fprintf(stderr, "  n = %lld: %s\n", static_cast<long long>(n), status.to_string().c_str());
+    std::fprintf(stderr, "  %s: %s\n", size.label().c_str(), status.to_string().c_str());
     return result;
   };
+  const std::int64_t m = size.m, n = size.n, k = size.k;
   GraphBuilder b;
-  const Tensor a = b.input("a", {n, n}, dtype);
-  const Tensor bm = b.input("b", {n, n}, dtype);
+  const Tensor a = b.input("a", {m, k}, dtype);
+  const Tensor bm = b.input("b", {k, n}, dtype);
   b.output(b.op("MatMul", {a, bm}), "c");
   auto graph = b.build();
   if (!graph.ok()) return fail(graph.status());
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> av(static_cast<std::size_t>(n * n)), bv(av.size());
+  std::vector<float> av(static_cast<std::size_t>(m * k)), bv(static_cast<std::size_t>(k * n));
   for (float& v : av) v = dist(rng);
   for (float& v : bv) v = dist(rng);
-  const std::map<std::string, HostTensor> inputs = {{"a", HostTensor::from_floats({n, n}, av, dtype)},
-                                                    {"b", HostTensor::from_floats({n, n}, bv, dtype)}};
+  const std::map<std::string, HostTensor> inputs = {{"a", HostTensor::from_floats({m, k}, av, dtype)},
+                                                    {"b", HostTensor::from_floats({k, n}, bv, dtype)}};
   auto session = Session::create(context, *graph, {true, true});
   if (!session.ok()) return fail(session.status());
   auto out = session->run(inputs);
@@ -86,11 +107,11 @@ Measured measure(const Context& context, std::int64_t n, DType dtype, int runs, 
   const std::vector<float> a_stored = inputs.at("a").to_floats(), b_stored = inputs.at("b").to_floats();
   const std::vector<float> c = out->at("c").to_floats();
   for (int s = 0; s < 16; ++s) {
-    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(n));
+    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(m));
     const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(n));
     double want = 0.0, scale = 0.0;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const double p = static_cast<double>(a_stored[static_cast<std::size_t>(i * n + k)]) * b_stored[static_cast<std::size_t>(k * n + j)];
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const double p = static_cast<double>(a_stored[static_cast<std::size_t>(i * k + kk)]) * b_stored[static_cast<std::size_t>(kk * n + j)];
       want += p;
       scale += std::fabs(p);
     }
@@ -117,8 +138,15 @@ Measured measure(const Context& context, std::int64_t n, DType dtype, int runs, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::int64_t> sizes;
-  for (const std::string& text : split(arg(argc, argv, "--sizes", "1024,2048,4096,8192"), ',')) sizes.push_back(std::stoll(text));
+  std::vector<Size> sizes;
+  for (const std::string& text : split(arg(argc, argv, "--sizes", "1024,2048,4096,8192"), ',')) {
+    const auto size = parse_size(text);
+    if (!size) {
+      std::fprintf(stderr, "--sizes takes N or MxNxK items, not %s\n", text.c_str());
+      return 2;
+    }
+    sizes.push_back(*size);
+  }
   const std::string dtype_flag = arg(argc, argv, "--dtype", "both");
   const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
   const int min_iterations = std::stoi(arg(argc, argv, "--min-iterations", "3"));
@@ -133,7 +161,7 @@ int main(int argc, char** argv) {
   for (const std::string& text : split(arg(argc, argv, "--tiles", "auto"), ',')) {
     const auto tile = parse_tile(text);
     if (!tile) {
-      std::fprintf(stderr, "--tiles takes auto or BMxBNxBK:TMxTN items, not %s\n", text.c_str());
+      std::fprintf(stderr, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT] items, not %s\n", text.c_str());
       return 2;
     }
     tiles.push_back(*tile);
@@ -156,16 +184,19 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const DType dtype : dtypes)
-      for (const std::int64_t n : sizes) {
-        const Measured m = measure(*context, n, dtype, runs, min_iterations);
+      for (const Size& size : sizes) {
+        const Measured m = measure(*context, size, dtype, runs, min_iterations);
         if (m.ms <= 0) continue;
         GemmProblem problem;
-        problem.m = problem.n = problem.k = n;
-        problem.a_stride_m = problem.b_stride_k = n;
+        problem.m = size.m;
+        problem.n = size.n;
+        problem.k = size.k;
+        problem.a_stride_m = size.k;
+        problem.b_stride_k = size.n;
         problem.f16 = dtype == DType::kF16;  // as MatMul's launch sets it
-        const double tflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (m.ms * 1e-3) / 1e12;
-        std::printf("| %lld | %s | %.3f | %.3f | %.1e | %s |\n", static_cast<long long>(n), dtype_name(dtype), m.ms, tflops,
-                    m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());
+        const double flops = 2.0 * static_cast<double>(size.m) * static_cast<double>(size.n) * static_cast<double>(size.k);
+        std::printf("| %s | %s | %.4f | %.3f | %.1e | %s |\n", size.label().c_str(), dtype_name(dtype), m.ms,
+                    flops / (m.ms * 1e-3) / 1e12, m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());
         std::fflush(stdout);
       }
   }
