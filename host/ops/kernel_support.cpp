@@ -81,14 +81,31 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
   return tiled_threads(t) <= device.max_workgroup_invocations && tiled_shared_bytes(t, 1) <= device.shared_memory_bytes;
 }
 
-// `shape` with its depth: 16 if two stages of that fit and a slice has 64 invocations, else 8. Measured
-// on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to 27.9 TFLOP/s at
-// 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from 38.9 to 31.4 at
-// 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
-GemmTile with_depth(const GemmTile& shape, const DevicePlan& device) {
+// `shape` with its depth for `p`: 16 if two stages of that fit and a slice has 64 invocations, else 8.
+// Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to 27.9
+// TFLOP/s at 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from 38.9 to
+// 31.4 at 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
+// Split-K tiles go deeper where two stages fit and every slice still gets kMinSplitSteps steps: they
+// serve products with few output tiles and a long K, whose time is the walk along K, so fewer and
+// larger steps pay. 32 deep, or 64 where the product has fewer workgroups than the GPU has SMs (one
+// workgroup per SM: its shared memory costs no occupancy). H100, 2026-11-23, 32x32 4x4 split 4, ms
+// for 16 / 32 / 64 deep: 49x768x3072 0.078 / 0.056 / 0.046 (48 workgroups), 196x384x1536 0.041 /
+// 0.030 / 0.025 (84), 197x768x3072 0.094 / 0.082 / 0.090 (168), 197x768x768 0.026 / 0.023 / 0.026.
+GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePlan& device) {
   GemmTile t = shape;
   t.bk = kDeepBk;
-  if (slice_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) t.bk = kShallowBk;
+  if (slice_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) {
+    t.bk = kShallowBk;
+    return t;
+  }
+  if (t.split == 1) return t;
+  const std::int64_t workgroups = p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn);
+  for (const std::uint32_t bk : {64u, 32u}) {
+    GemmTile deeper = t;
+    deeper.bk = bk;
+    if (bk == 64 && workgroups >= kFillInvocations / 256) continue;
+    if (tiled_shared_bytes(deeper, 2) <= device.shared_memory_bytes && p.k >= kMinSplitSteps * t.split * bk) return deeper;
+  }
   return t;
 }
 
@@ -159,7 +176,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     bool found = false;
     Score best{};
     for (const GemmTile& shape : kTiles) {
-      const GemmTile c = with_depth(shape, device);
+      const GemmTile c = with_depth(shape, p, device);
       if (!tile_fits(c, device)) continue;
       if (c.split > 1 && p.k < kMinSplitSteps * c.split * c.bk) continue;
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn);

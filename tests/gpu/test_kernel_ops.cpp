@@ -105,7 +105,9 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     const std::string large = "tiled 128x128x8 2";
     CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 32x32x16 2");  // 33K invocations of 4x4: the most
     CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 32x32x16 2");  // K too short to split
-    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32x16 2 split 4");
+    // Split K goes 32 deep where two stages fit, 64 where there are fewer workgroups than SMs (132).
+    const std::string deepest = plan.shared_memory_bytes >= 49152 ? "tiled 32x32x64 2 split 4" : "tiled 32x32x32 2 split 4";
+    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == deepest);  // 4 workgroups
     CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2 split 4");  // K 130: 2 steps of 16 per slice
     CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
     CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
@@ -113,8 +115,9 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 32x32x16 2");  // 8x8: only 16K; 4x4: 65K
     // Batch-1 ViT (vit_b_16): 197 x 768 outputs are 37.8K busy invocations (43K launched: 7 x 24 tiles of
     // 256) only with 4 slices of 4x4; 197 x 3072 outputs fill with 4x4 alone (37.8K, 43K launched).
-    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2 split 4");
-    CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 split 4");
+    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x32 2 split 4");  // 168 workgroups
+    CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x32 2 split 4");
+    CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == deepest);  // convnext_tiny: 48 workgroups
     CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
@@ -206,8 +209,8 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
 
 // The blockings a larger device picks (or a benchmark may force) that lavapipe's limits keep the rule
 // from picking: 128x128x16 (one stage here, two on an H100), 128x256 with 16 columns per invocation,
-// and 64x64x16 in f16 too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 16 and 8 deep, 64x64
-// 8x8 with 2), in f16 too, whatever K; MatMul's cases and Gemm's (every transA / transB, so each operand
+// and 64x64x16 in f16 too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 8, 16, 32 and 64
+// deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; MatMul's cases and Gemm's (every transA / transB, so each operand
 // is read along K and across it).
 TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   const ForcedTileReset reset;
@@ -215,7 +218,8 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   std::uint32_t seed = 900;
   for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8},
                                GemmTile{32, 32, 16, 4, 4, 2}, GemmTile{32, 32, 16, 4, 4, 4}, GemmTile{32, 32, 8, 4, 4, 4},
-                               GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}}) {
+                               GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}, GemmTile{32, 32, 32, 4, 4, 2},
+                               GemmTile{32, 32, 32, 4, 4, 4}, GemmTile{32, 32, 64, 4, 4, 4}}) {
     REQUIRE(force_gemm_tile(tile, plan).ok());
     CAPTURE(tile.bm);
     CAPTURE(tile.bn);
