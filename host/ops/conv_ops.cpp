@@ -219,8 +219,15 @@ ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t gro
 
 // BK: enough of K per step to amortize the two barriers (32 when K allows), halved while the A and B
 // tiles would take more than half the device's shared memory (two workgroups per SM), at least 8; then
-// raised to the tile's least BK (min_conv_bk).
-std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, const DevicePlan& device) {
+// raised to the tile's least BK (min_conv_bk). A split-K tile on a layer with fewer workgroups than the
+// GPU has SMs (resnet50's 7x7 and 14x14 layers: K of 2304 to 4608 over 32 to 112 workgroups) takes 64
+// where K gives every slice two such steps and the whole shared memory holds it: one workgroup per SM
+// loses no occupancy to it, and its time is the walk along K (the GEMM rule's reason, kernel_support.cpp
+// with_depth, measured there on the H100).
+std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t workgroups, const DevicePlan& device) {
+  if (t.split > 1 && workgroups < kFillInvocations / 256 && k >= 2 * t.split * 64 &&
+      conv_shared_bytes(t, 64) <= device.shared_memory_bytes && 64 >= min_conv_bk(t))
+    return 64;
   std::int64_t bk = 8;
   while (bk < 32 && bk < k) bk *= 2;
   while (bk > 8 && conv_shared_bytes(t, bk) > device.shared_memory_bytes / 2) bk /= 2;
@@ -244,7 +251,7 @@ KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
 KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) {
   const std::int64_t rows = s.mg, cols = s.n * s.oh * s.ow, k = s.cg * s.axes[0].kernel * s.axes[1].kernel;
   const ConvTile tile = choose_conv_tile(rows, cols, s.group, device);
-  const std::int64_t bk = choose_conv_bk(tile, k, device);
+  const std::int64_t bk = choose_conv_bk(tile, k, div_up(rows, tile.bm) * div_up(cols, tile.bn) * s.group, device);
   // 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
   auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
   const bool pointwise = plain(s.axes[0]) && plain(s.axes[1]);

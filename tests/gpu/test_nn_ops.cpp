@@ -62,6 +62,7 @@ const std::vector<KernelCase> kNnCases = {
     // and a pointwise conv whose column tiles straddle the two images.
     {"Conv", {{1, 64, 15, 16}, {64, 64, 3, 3}, {64}}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
     {"Conv", {{2, 20, 7, 9}, {45, 20, 1, 1}, {45}}},
+    {"Conv", {{1, 64, 8, 8}, {64, 64, 3, 3}, {64}}, {{"pads", Ints{1, 1, 1, 1}}}},  // split 4, 64 deep (K 576)
     // Depthwise (one input channel per group): 3x3 and 5x5 stride 2, convnext's 7x7, rows narrower than
     // the outputs one invocation computes, and one input channel without groups.
     {"Conv", {{1, 32, 17, 16}, {32, 1, 3, 3}, {32}}, {{"group", 32.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
@@ -197,11 +198,14 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   // micro-tiles on resnet50's 56x56 layers (64 x 3136 outputs: 50K invocations; 4x4 would be 12.5K).
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");     // resnet50 layer1 3x3
   CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");   // resnet50 1x1 reduce
-  CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 bk32 25x4x1 512");   // resnet50 layer2 3x3
-  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 bk32 7x8x1 1024");   // resnet50 layer3 3x3
-  // Too small to fill it even with 2x2: the most invocations, here 2x2 with K split over 4 slices.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 bk32 2x16x1 1024");     // resnet50 layer4 3x3
-  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 bk32 2x16x1 1024");   // resnet50 layer4 1x1 reduce
+  CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 bk64 25x4x1 512");   // resnet50 layer2 3x3
+  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 bk64 7x8x1 1024");   // resnet50 layer3 3x3
+  // Too small to fill it even with 2x2: the most invocations, here 2x2 with K split over 4 slices. Split
+  // K with fewer workgroups than SMs (132) steps 64 deep where K gives each slice two such steps.
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 bk64 2x16x1 1024");     // resnet50 layer4 3x3
+  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 bk64 2x16x1 1024");   // resnet50 layer4 1x1 reduce
+  CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 bk64 2x2x1 1024");  // lavapipe
+  CHECK(conv_tile({1, 32, 8, 8}, {64, 32, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 bk32 2x2x1 1024");  // K 288
   // Large enough for more reuse: vgg11 conv2 fills it with 8x4, conv3 with 4x4.
   CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x64 8x4 s1 bk16 196x1x1 256");  // vgg11 conv2
   CHECK(conv_tile({1, 256, 56, 56}, {256, 256, 3, 3}, h100) == "64x64 4x4 s1 bk32 49x4x1 256");  // vgg11 conv4
@@ -211,7 +215,7 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 s1 bk16 784x1x1 256");
   // 512 invocations: split 2 at most; 128 (Vulkan's minimum) and 64: only the tiles that fit, with
   // ties in invocations going to less padding; 16 KB: BK halves until A and B take at most half of it.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 bk32 2x16x1 512");
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 bk64 2x16x1 512");
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 s1 bk16 98x1x1 128");
   CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 bk16 49x1x1 128");
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 s1 bk16 98x2x1 64");
