@@ -80,9 +80,8 @@ Result<HostTensor> to_host_tensor(const ConstTensor& tensor, const std::string& 
   VKFUSE_ASSIGN_OR_RETURN(DType dtype, dtype_for_onnx_type(tensor.onnx_type, what));
   if (dtype == DType::kF32) dtype = float_dtype;
   if (dtype == DType::kF32) {
-    HostTensor out{tensor.shape, dtype, std::vector<std::byte>(tensor.floats.size() * 4)};
-    if (!tensor.floats.empty()) std::memcpy(out.bytes.data(), tensor.floats.data(), out.bytes.size());
-    return out;
+    const auto* first = reinterpret_cast<const std::byte*>(tensor.floats.data());
+    return HostTensor{tensor.shape, dtype, std::vector<std::byte>(first, first + tensor.floats.size() * 4)};
   }
   if (tensor.is_float()) return HostTensor::from_floats(tensor.shape, tensor.floats, dtype);
   HostTensor out{tensor.shape, dtype, {}};

@@ -166,9 +166,8 @@ Result<std::vector<std::byte>> element_bytes(const TensorProto& proto, const std
     const std::string& raw = proto.raw_data();
     if (raw.size() != expected)
       return invalid(what, "raw_data has " + std::to_string(raw.size()) + " bytes; its shape and type need " + std::to_string(expected));
-    std::vector<std::byte> bytes(raw.size());
-    if (!raw.empty()) std::memcpy(bytes.data(), raw.data(), raw.size());  // empty tensors exist (Resize's roi)
-    return bytes;
+    const auto* first = reinterpret_cast<const std::byte*>(raw.data());
+    return std::vector<std::byte>(first, first + raw.size());  // one pass: no zero-fill before the copy
   }
   return typed_field_bytes(proto, what, numel);
 }
