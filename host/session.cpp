@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include <vkfuse/vkfuse.hpp>
 
@@ -113,17 +114,30 @@ struct Session::Impl {
     return {};
   }
 
+  // A value's own device buffer, made once.
+  Status own(ValueId v) {
+    const Value& value = ir().value(v);
+    if (own_buffers.count(v)) return {};
+    // A buffer may exceed one binding's range: kernel ops bind it in chunks (record() checks the rest).
+    VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(ctx(), value.bytes(), MemoryUsage::kDeviceLocal, value.name));
+    own_buffers.emplace(v, std::move(buffer));
+    return {};
+  }
+
+  // The constants a kernel may bind: every one that something reads, except one-element constants,
+  // which kernels bake in as literals (group_kernel.cpp). A superset is harmless; allocate_buffers()
+  // uploads any bound constant this missed.
+  std::vector<ValueId> bindable_constants() const {
+    std::vector<ValueId> out;
+    for (ValueId v = 0; v < static_cast<ValueId>(ir().values.size()); ++v) {
+      const Value& value = ir().value(v);
+      if (value.constant && value.constant->numel() > 1 && !value.consumers.empty()) out.push_back(v);
+    }
+    return out;
+  }
+
   Status allocate_buffers() {
     const GraphIR& g = ir();
-    auto own = [&](ValueId v) -> Status {
-      const Value& value = g.value(v);
-      if (own_buffers.count(v)) return {};
-      // A buffer may exceed one binding's range: kernel ops bind it in chunks (record() checks the rest).
-      VKFUSE_ASSIGN_OR_RETURN(Buffer buffer,
-                              Buffer::create(ctx(), value.bytes(), MemoryUsage::kDeviceLocal, value.name));
-      own_buffers.emplace(v, std::move(buffer));
-      return {};
-    };
     for (ValueId v : g.inputs) {
       VKFUSE_TRY(own(v));
       VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), g.value(v).bytes(), MemoryUsage::kUpload));
@@ -134,9 +148,11 @@ struct Session::Impl {
       VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), g.value(v).bytes(), MemoryUsage::kDownload));
       downloads.emplace(v, std::move(staging));
     }
+    std::vector<ValueId> late;  // bound constants bindable_constants() did not foresee
     for (const GroupKernel& kernel : kernels)
       for (ValueId v : kernel.bound_values)
-        if (g.value(v).constant) VKFUSE_TRY(own(v));
+        if (g.value(v).constant && !own_buffers.count(v)) late.push_back(v);
+    VKFUSE_TRY(upload_constants(late));
 
     // Intermediates: one arena, offsets from liveness.
     std::vector<std::vector<ValueId>> reads, writes;
@@ -166,12 +182,13 @@ struct Session::Impl {
     return {arena->handle(), memory.offsets.at(v), value.bytes()};
   }
 
-  // Constants go up once, now, through a one-shot recording.
-  Status upload_constants() {
+  // Constants get their buffers and go up once, through a one-shot recording.
+  Status upload_constants(const std::vector<ValueId>& constants) {
     std::vector<std::pair<Buffer, ValueId>> staging;
-    for (const auto& [v, buffer] : own_buffers) {
+    for (ValueId v : constants) {
       const Value& value = ir().value(v);
-      if (!value.constant) continue;
+      if (own_buffers.count(v)) continue;
+      VKFUSE_TRY(own(v));
       VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value.bytes(), MemoryUsage::kUpload));
       std::memcpy(up.mapped(), value.constant->bytes.data(), value.constant->bytes.size());
       VKFUSE_TRY(up.flush());
@@ -317,15 +334,27 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   VKFUSE_ASSIGN_OR_RETURN(impl->plan, plan_fusion(impl->ir(), impl->context->plan, mode));
   stats.plan_ms = ms_since(phase);
   phase = Clock::now();
-  VKFUSE_TRY(impl->compile_kernels());
+  // The constants' buffers and upload need no kernel: they run on a thread of their own beside the
+  // parallel stage (which creates pipelines and never touches the queue or these buffers).
+  Status constants_status;
+  std::thread constants([&impl, &constants_status, &stats] {
+    const auto begin = Clock::now();
+    constants_status = impl->upload_constants(impl->bindable_constants());
+    stats.constants_ms = ms_since(begin);
+  });
+  const Status kernels_status = impl->compile_kernels();
   stats.kernels_ms = ms_since(phase);
+  phase = Clock::now();
+  constants.join();
+  const double constants_wait_ms = ms_since(phase);
+  VKFUSE_TRY(kernels_status);
+  VKFUSE_TRY(constants_status);
   phase = Clock::now();
   impl->context->save_pipeline_cache();
   stats.cache_save_ms = ms_since(phase);
   phase = Clock::now();
   VKFUSE_TRY(impl->allocate_buffers());
-  VKFUSE_TRY(impl->upload_constants());
-  stats.memory_ms = ms_since(phase);
+  stats.memory_ms = constants_wait_ms + ms_since(phase);
   phase = Clock::now();
   VKFUSE_TRY(impl->record());
   stats.record_ms = ms_since(phase);

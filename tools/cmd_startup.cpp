@@ -91,11 +91,11 @@ double total_ms(const Start& s) { return s.context_ms + s.session.total_ms; }
 void print_json(const char* name, const Start& s) {
   const SessionCreateStats& t = s.session;
   std::printf(" \"%s\": {\"context_ms\": %.3f, \"plan_ms\": %.3f, \"kernels_ms\": %.3f, \"build_ms\": %.3f, "
-              "\"compile_ms\": %.3f, \"pipelines_ms\": %.3f, \"cache_save_ms\": %.3f, \"memory_ms\": %.3f, "
+              "\"compile_ms\": %.3f, \"pipelines_ms\": %.3f, \"cache_save_ms\": %.3f, \"constants_ms\": %.3f, \"memory_ms\": %.3f, "
               "\"record_ms\": %.3f, \"session_ms\": %.3f, \"total_ms\": %.3f, \"kernel_compiles\": %u, "
               "\"kernel_disk_hits\": %u, \"kernel_memory_hits\": %u, \"pipeline_cache_loaded_bytes\": %llu}",
               name, s.context_ms, t.plan_ms, t.kernels_ms, t.build_ms, t.compile_ms, t.pipelines_ms, t.cache_save_ms,
-              t.memory_ms, t.record_ms, t.total_ms, total_ms(s), s.caches.compiles, s.caches.disk_hits,
+              t.constants_ms, t.memory_ms, t.record_ms, t.total_ms, total_ms(s), s.caches.compiles, s.caches.disk_hits,
               s.caches.memory_hits, static_cast<unsigned long long>(s.caches.pipeline_cache_loaded_bytes));
 }
 
@@ -170,11 +170,12 @@ int run_startup(const Args& args) {
   row("context", cold->context_ms, warm->context_ms);
   row("plan", c.plan_ms, w.plan_ms);
   row("kernels + pipelines (wall)", c.kernels_ms, w.kernels_ms);
+  row("  constants (beside them)", c.constants_ms, w.constants_ms);
   row("  build (summed over threads)", c.build_ms, w.build_ms);
   row("  compile (summed)", c.compile_ms, w.compile_ms);
   row("  pipelines (summed)", c.pipelines_ms, w.pipelines_ms);
   row("pipeline cache save", c.cache_save_ms, w.cache_save_ms);
-  row("memory + upload", c.memory_ms, w.memory_ms);
+  row("memory (after them)", c.memory_ms, w.memory_ms);
   row("record", c.record_ms, w.record_ms);
   row("session total", c.total_ms, w.total_ms);
   row("context + session", total_ms(*cold), total_ms(*warm));

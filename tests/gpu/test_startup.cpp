@@ -137,6 +137,7 @@ TEST_CASE("compiling on many threads gives the same groups, kernels and outputs 
     REQUIRE_MESSAGE(session.ok(), session.status().to_string());
     for (const GroupInfo& group : session->groups()) result.labels.push_back(group.label);
     result.threads = session->create_stats().compile_threads;
+    CHECK(session->create_stats().constants_ms > 0.0);  // the weights went up beside the compiles
     auto outputs = session->run({{"input", *input}});
     REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
     result.output = outputs->at("output").bytes;

@@ -13,7 +13,7 @@ Graph build_residual_stream(std::int64_t channels, std::int64_t height, std::int
   const Tensor dw = b.input("dw", {c, 1, 3, 3}), w = b.input("w", {c, c}), s = b.input("s", {c, 1, 1});
   Tensor x = b.input("x", {1, c, height, width});
   for (int i = 0; i < blocks; ++i) {
-    const Tensor d = b.op("Conv", {x, dw}, {{"pads", Ints{1, 1, 1, 1}}, {"group", c}});
+    const Tensor d = b.op("Conv", {x, dw}, {{"pads", Ints{1, 1, 1, 1}}, {"group", static_cast<float>(c)}});
     const Tensor m = b.op("MatMul", {b.op("Transpose", {d}, {{"perm", Ints{0, 2, 3, 1}}}), w});
     x = b.op("Add", {x, b.op("Mul", {b.op("Transpose", {m}, {{"perm", Ints{0, 3, 1, 2}}}), s})});
   }

@@ -178,7 +178,8 @@ struct SessionCreateStats {
   double compile_ms = 0.0;      // summed: kernel cache lookups, and glslang + spirv-opt + spirv-val on misses
   double pipelines_ms = 0.0;    // summed: vkCreateComputePipelines, through the context's pipeline cache
   double cache_save_ms = 0.0;   // writing the pipeline cache file (only when it grew)
-  double memory_ms = 0.0;       // buffers, the intermediates' arena and the constants' upload
+  double constants_ms = 0.0;    // the constants' buffers and upload, on a thread beside the parallel stage
+  double memory_ms = 0.0;       // after it: the wait for the constants, inputs' and outputs' buffers, the arena
   double record_ms = 0.0;       // descriptor sets and the command buffer
   double total_ms = 0.0;        // all of Session::create
   unsigned compile_threads = 1; // threads the parallel stage ran on
