@@ -121,8 +121,9 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
 // loads per output: 128x128 over 64x64 8x8 on large squares), then to the table's order. Split-K tiles
 // take part only where K gives each slice kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up
 // 128x128x8; 1024^2 32x32x16 4x4 (64K invocations; 64x64 8x8 gives 16K); vit_b_16's 197 x 768 outputs
-// (K 768 or 3072) 32x32x16 split 4 (38K busy), its 197 x 3072 ones 32x32x16 (38K) (the test "MatMul
-// picks each GEMM blocking ..." pins these).
+// (K 768 or 3072) 32x32x32 split 4 (38K busy), its 197 x 3072 ones 32x32x16 (38K); convnext_tiny's
+// 49 x 768 (K 3072) 32x32x64 split 4 (48 workgroups) (the test "MatMul picks each GEMM blocking ..."
+// pins these).
 GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   GemmTiling tiling;
   if (p.m <= kSkinnyMaxRows) {

@@ -61,7 +61,8 @@ struct GemmTiling {
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
 // device has cooperative matrices (128x128 tiles where they fill the GPU, else 64x64); otherwise the tile (with split K
 // where K is long) that fills the GPU with invocations and, among those that do, reuses each load the
-// most; 16 deep where two stages of that fit (host/ops/kernel_support.cpp says how).
+// most; 16 deep where two stages of that fit, split-K tiles 32 or 64 deep (host/ops/kernel_support.cpp
+// says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt
