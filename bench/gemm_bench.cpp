@@ -135,18 +135,28 @@ Measured measure(const Context& context, const Size& size, DType dtype, int runs
   return result;
 }
 
+// A comma-separated flag value, each item through `parse`; std::nullopt (with `usage` and the bad item
+// printed) if one does not parse.
+template <typename Parse>
+auto parse_items(const std::string& list, Parse parse, const char* usage)
+    -> std::optional<std::vector<typename decltype(parse(std::string()))::value_type>> {
+  std::vector<typename decltype(parse(std::string()))::value_type> items;
+  for (const std::string& text : split(list, ',')) {
+    auto item = parse(text);
+    if (!item) {
+      std::fprintf(stderr, "%s items, not %s\n", usage, text.c_str());
+      return std::nullopt;
+    }
+    items.push_back(*item);
+  }
+  return items;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<Size> sizes;
-  for (const std::string& text : split(arg(argc, argv, "--sizes", "1024,2048,4096,8192"), ',')) {
-    const auto size = parse_size(text);
-    if (!size) {
-      std::fprintf(stderr, "--sizes takes N or MxNxK items, not %s\n", text.c_str());
-      return 2;
-    }
-    sizes.push_back(*size);
-  }
+  const auto sizes = parse_items(arg(argc, argv, "--sizes", "1024,2048,4096,8192"), parse_size, "--sizes takes N or MxNxK");
+  if (!sizes) return 2;
   const std::string dtype_flag = arg(argc, argv, "--dtype", "both");
   const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
   const int min_iterations = std::stoi(arg(argc, argv, "--min-iterations", "3"));
@@ -157,15 +167,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--dtype takes f32, f16 or both, not %s\n", dtype_flag.c_str());
     return 2;
   }
-  std::vector<std::optional<GemmTile>> tiles;
-  for (const std::string& text : split(arg(argc, argv, "--tiles", "auto"), ',')) {
-    const auto tile = parse_tile(text);
-    if (!tile) {
-      std::fprintf(stderr, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT] items, not %s\n", text.c_str());
-      return 2;
-    }
-    tiles.push_back(*tile);
-  }
+  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT]");
+  if (!tiles) return 2;
 
   auto context = Context::create({});
   if (!context.ok()) {
@@ -178,13 +181,13 @@ int main(int argc, char** argv) {
               device.driver.c_str(), device.api_version.c_str(), plan.shared_memory_bytes, plan.max_workgroup_invocations);
   std::printf("| n | storage | median ms | TFLOP/s | max rel. error (16 samples) | blocking |\n");
   std::printf("|---:|---|---:|---:|---:|---|\n");
-  for (const std::optional<GemmTile>& tile : tiles) {
+  for (const std::optional<GemmTile>& tile : *tiles) {
     if (Status status = force_gemm_tile(tile, plan); !status.ok()) {
       std::fprintf(stderr, "%s\n", status.to_string().c_str());
       continue;
     }
     for (const DType dtype : dtypes)
-      for (const Size& size : sizes) {
+      for (const Size& size : *sizes) {
         const Measured m = measure(*context, size, dtype, runs, min_iterations);
         if (m.ms <= 0) continue;
         GemmProblem problem;

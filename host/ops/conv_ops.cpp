@@ -154,11 +154,6 @@ constexpr ConvTile kConvTiles[] = {
     {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4}, {64, 32, 4, 4},       {32, 64, 4, 4},
     {32, 32, 4, 4},   {64, 32, 4, 2},  {32, 64, 2, 4},  {32, 32, 2, 2}, {32, 32, 2, 2, 2}, {32, 32, 2, 2, 4}};
 
-// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
-// 132 SMs; Vulkan does not report the SM count). A smaller GPU is filled sooner, so it gets the tiles
-// with more reuse at this count already, which is what it wants too.
-constexpr std::int64_t kFillInvocations = 132 * 256;
-
 std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The least BK for tile t: every invocation stages the same number of A and B elements of a slice
@@ -219,14 +214,12 @@ ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t gro
 
 // BK: enough of K per step to amortize the two barriers (32 when K allows), halved while the A and B
 // tiles would take more than half the device's shared memory (two workgroups per SM), at least 8; then
-// raised to the tile's least BK (min_conv_bk). A split-K tile on a layer with fewer workgroups than the
-// GPU has SMs (resnet50's 7x7 and 14x14 layers: K of 2304 to 4608 over 32 to 112 workgroups) takes 64
-// where K gives every slice two such steps and the whole shared memory holds it: one workgroup per SM
-// loses no occupancy to it, and its time is the walk along K (the GEMM rule's reason, kernel_support.cpp
-// with_depth, measured there on the H100).
+// raised to the tile's least BK (min_conv_bk). A split-K tile takes 64 where the GEMM rule would
+// (split_k_steps_64_deep: resnet50's 7x7 and 14x14 layers, K of 1152 to 4608 over 32 to 100
+// workgroups) and the whole shared memory holds it.
 std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t workgroups, const DevicePlan& device) {
-  if (t.split > 1 && workgroups < kFillInvocations / 256 && k >= 2 * t.split * 64 &&
-      conv_shared_bytes(t, 64) <= device.shared_memory_bytes && 64 >= min_conv_bk(t))
+  if (split_k_steps_64_deep(workgroups, k, t.split) && conv_shared_bytes(t, 64) <= device.shared_memory_bytes &&
+      64 >= min_conv_bk(t))
     return 64;
   std::int64_t bk = 8;
   while (bk < 32 && bk < k) bk *= 2;

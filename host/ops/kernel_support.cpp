@@ -49,12 +49,8 @@ constexpr GemmTile kTiles[] = {{128, 128, 0, 8, 8, 1}, {64, 64, 0, 8, 8, 1}, {32
                                {64, 64, 0, 8, 8, 2},   {32, 32, 0, 4, 4, 2}, {32, 32, 0, 4, 4, 4}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
-// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
-// 132 SMs, like the Conv rule's kFillInvocations in host/ops/conv_ops.cpp; Vulkan does not report the SM
-// count). Below it a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4 tiles
-// (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3. A smaller GPU is
-// filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants too.
-constexpr std::int64_t kFillInvocations = 132 * 256;
+// Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
+// tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
 
 // Split K only where each slice's share of K is at least this many steps of bk: shorter and the
 // partial-sum exchange costs more than the extra invocations win.
@@ -103,13 +99,17 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
   for (const std::uint32_t bk : {64u, 32u}) {
     GemmTile deeper = t;
     deeper.bk = bk;
-    if (bk == 64 && workgroups >= kFillInvocations / 256) continue;
+    if (bk == 64 && !split_k_steps_64_deep(workgroups, p.k, t.split)) continue;
     if (tiled_shared_bytes(deeper, 2) <= device.shared_memory_bytes && p.k >= kMinSplitSteps * t.split * bk) return deeper;
   }
   return t;
 }
 
 }  // namespace
+
+bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split) {
+  return split > 1 && workgroups < kFillInvocations / 256 && k >= kMinSplitSteps * split * 64;
+}
 
 // First fill the GPU, then reuse (the Conv rule's, host/ops/conv_ops.cpp choose_conv_tile). For tile t:
 //   launched = batch x tiles x invocations per workgroup (all slices),

@@ -22,6 +22,18 @@ std::string batch_offset_glsl(const Shape& out_batch, const Shape& batch, std::i
 // The same on the CPU.
 std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64_t matrix, std::int64_t index);
 
+// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
+// 132 SMs; Vulkan does not report the SM count). Below it a product is latency-bound. A smaller GPU is
+// filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants
+// too. The GEMM and Conv tile rules both start from it.
+inline constexpr std::int64_t kFillInvocations = 132 * 256;
+
+// Whether a split-K tile of `split` slices steps 64 deep along K: where its product has fewer
+// workgroups than the GPU has SMs (one workgroup per SM, so the deeper slices' shared memory costs no
+// occupancy; the time is the walk along K) and K gives every slice two such steps. The caller checks
+// that the deeper slices fit its shared memory. Measured on the H100: kernel_support.cpp with_depth.
+bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split);
+
 // A matrix product Y[b] = A[b] * B[b] (b < batch, Y contiguous [batch, m, n]) as the GEMM roots see it,
 // whichever op it comes from (MatMul, Gemm): element (m, k) of batch b's A sits at
 // a_batch(b) + m * a_stride_m + k * a_stride_k, element (k, n) of B likewise.
