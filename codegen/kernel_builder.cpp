@@ -88,7 +88,8 @@ Status check_spec(const KernelSpec& spec) {
     if (!input.is_literal && !broadcasts_to(input.shape, spec.reduced))
       return fail("post input of shape " + shape_to_string(input.shape) + " does not broadcast to " +
                   shape_to_string(spec.reduced));
-  VKFUSE_TRY(check_operands(spec, spec.ops, spec.inputs.size(), 0));
+  // A reduce root's pre stage may read reduced values in later walks over the row (roots/reduce.glsl).
+  VKFUSE_TRY(check_operands(spec, spec.ops, spec.inputs.size(), spec.reductions.size()));
   VKFUSE_TRY(check_operands(spec, spec.post_ops, spec.post_inputs.size(),
                             spec.is_kernel() ? 1 : spec.reductions.size()));
   if (spec.is_reduce() && (spec.reduce_axis < 0 || spec.reduce_axis >= static_cast<int>(spec.domain.size())))
@@ -189,6 +190,51 @@ std::int64_t reduce_inner(const KernelSpec& spec) {
   std::int64_t inner = 1;
   for (std::size_t d = static_cast<std::size_t>(spec.reduce_axis); d < spec.domain.size(); ++d) inner *= spec.domain[d];
   return inner;
+}
+
+// A reduce root walks each row once per level of reductions that read each other's results: walk w
+// folds the reductions whose operands need the results of w earlier walks, and stores the pre-stage
+// outputs that need them (one walk when no pre-stage op reads a reduced value).
+struct RowWalks {
+  int count = 1;
+  std::vector<int> reduction;  // the walk that folds each reduction
+  std::vector<int> output;     // the walk that stores each pre-stage output (-1: a post-stage output)
+};
+
+RowWalks row_walks(const KernelSpec& spec) {
+  RowWalks walks;
+  std::vector<int> op_walk(spec.ops.size(), 0);
+  walks.reduction.assign(spec.reductions.size(), 0);
+  auto walk_of = [&](const KernelOperand& operand) {
+    switch (operand.source) {
+      case KernelOperand::Source::kOp: return op_walk[static_cast<std::size_t>(operand.index)];
+      case KernelOperand::Source::kReduced: return walks.reduction[static_cast<std::size_t>(operand.index)] + 1;
+      case KernelOperand::Source::kInput: break;
+    }
+    return 0;
+  };
+  // Ops are in evaluation order and a reduction's operand comes before any op that reads its result.
+  std::vector<bool> placed(spec.reductions.size(), false);
+  auto place_reductions = [&](std::size_t ops_done) {
+    for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
+      const KernelOperand& operand = spec.reductions[r].operand;
+      if (placed[r] || (operand.source == KernelOperand::Source::kOp && static_cast<std::size_t>(operand.index) >= ops_done))
+        continue;
+      walks.reduction[r] = walk_of(operand);
+      placed[r] = true;
+    }
+  };
+  for (std::size_t j = 0; j < spec.ops.size(); ++j) {
+    place_reductions(j);
+    for (const KernelOperand& arg : spec.ops[j].args) op_walk[j] = std::max(op_walk[j], walk_of(arg));
+  }
+  place_reductions(spec.ops.size());
+  for (int w : walks.reduction) walks.count = std::max(walks.count, w + 1);
+  for (const KernelOutput& output : spec.outputs) {
+    walks.output.push_back(output.pre_stage ? walk_of(output.value) : -1);
+    walks.count = std::max(walks.count, walks.output.back() + 1);
+  }
+  return walks;
 }
 
 }  // namespace
@@ -307,54 +353,75 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     return src.str();
   }
 
-  // Reduce root: the lane function yields every reduction operand, then every pre-stage output.
-  std::vector<std::pair<KernelOperand, DType>> lane_results;
-  for (const KernelReduction& r : spec.reductions) lane_results.push_back({r.operand, DType::kF32});
-  std::vector<std::size_t> pre_outputs, post_outputs;
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    if (spec.outputs[k].pre_stage) {
-      pre_outputs.push_back(k);
-      lane_results.push_back({spec.outputs[k].value, spec.outputs[k].dtype});
-    } else {
-      post_outputs.push_back(k);
-    }
-  }
+  // Reduce root: walks over each row (row_walks); a lane function per walk yields the operands of the
+  // reductions folded in it, then the pre-stage outputs stored in it.
+  const RowWalks walks = row_walks(spec);
+  std::vector<std::size_t> post_outputs;
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    if (!spec.outputs[k].pre_stage) post_outputs.push_back(k);
   std::vector<std::pair<KernelOperand, DType>> post_results;
   for (std::size_t k : post_outputs) post_results.push_back({spec.outputs[k].value, spec.outputs[k].dtype});
-  std::vector<std::string> reduced_params;
-  for (std::size_t r = 0; r < spec.reductions.size(); ++r) reduced_params.push_back("in float red" + std::to_string(r));
-  replace_hook(body, "vkf_lane_function", pre.function("vkf_lane", {}, lane_results));
+  std::vector<std::string> reduced_params, reduced_args;
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
+    reduced_params.push_back("in float red" + std::to_string(r));
+    reduced_args.push_back("red" + std::to_string(r));
+  }
+  std::ostringstream lane_functions, passes;
+  for (std::size_t r = 0; r < spec.reductions.size(); ++r) passes << "float red" << r << " = 0.0;\n";
+  for (int w = 0; w < walks.count; ++w) {
+    std::vector<std::size_t> folded, stored;
+    for (std::size_t r = 0; r < spec.reductions.size(); ++r)
+      if (walks.reduction[r] == w) folded.push_back(r);
+    for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+      if (spec.outputs[k].pre_stage && walks.output[k] == w) stored.push_back(k);
+    std::vector<std::pair<KernelOperand, DType>> results;
+    for (std::size_t r : folded) results.push_back({spec.reductions[r].operand, DType::kF32});
+    for (std::size_t k : stored) results.push_back({spec.outputs[k].value, spec.outputs[k].dtype});
+    const std::string lane = "vkf_lane" + std::to_string(w);
+    lane_functions << pre.function(lane, reduced_params, results) << "\n";
+
+    passes << "// walk " << w << ": folds " << folded.size() << " reduction(s), stores " << stored.size() << " output(s)\n";
+    for (std::size_t r : folded)
+      passes << "float acc" << r << " = " << combine_identity(spec.reductions[r].combine) << ";\n";
+    passes << "for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {\n"
+           << "  const uint i = row * VKF_INNER + k;\n";
+    std::istringstream element_loads(pre.scalar_loads("i"));
+    for (std::string line; std::getline(element_loads, line);) passes << "  " << line << "\n";
+    std::vector<std::string> args = reduced_args;
+    for (const std::string& a : pre.call_inputs("")) args.push_back(a);
+    for (std::size_t j = 0; j < results.size(); ++j) {
+      passes << "  " << glsl_register_type(results[j].second) << " r" << j << ";\n";
+      args.push_back("r" + std::to_string(j));
+    }
+    passes << "  " << join_call(lane, args) << "\n";
+    for (std::size_t j = 0; j < folded.size(); ++j)
+      passes << "  acc" << folded[j] << " = " << combine_name(spec.reductions[folded[j]].combine) << "(acc" << folded[j]
+             << ", r" << j << ");\n";
+    for (std::size_t j = 0; j < stored.size(); ++j)
+      passes << "  vkf_out" << stored[j] << ".d[i] = "
+             << glsl_store(spec.outputs[stored[j]].dtype, "r" + std::to_string(folded.size() + j)) << ";\n";
+    passes << "}\n";
+    if (folded.empty()) continue;
+    // The workgroup combines the walk's partial results; every invocation then holds them.
+    for (std::size_t r : folded) passes << "vkf_partial[" << r << "][tid] = acc" << r << ";\n";
+    passes << "barrier();\n"
+           << "for (uint s = uint(VKF_WORKGROUP_SIZE) / 2u; s > 0u; s >>= 1u) {\n"
+           << "  if (tid < s) {\n";
+    for (std::size_t r : folded)
+      passes << "    vkf_partial[" << r << "][tid] = " << combine_name(spec.reductions[r].combine) << "(vkf_partial[" << r
+             << "][tid], vkf_partial[" << r << "][tid + s]);\n";
+    passes << "  }\n  barrier();\n}\n";
+    for (std::size_t r : folded) {
+      passes << "red" << r << " = vkf_partial[" << r << "][0]";
+      if (spec.reductions[r].mean) passes << " * " << glsl_float_literal(1.0 / static_cast<double>(reduce_inner(spec)));
+      passes << ";\n";
+    }
+  }
+  replace_hook(body, "vkf_lane_functions", lane_functions.str());
   replace_hook(body, "vkf_post_function", post.function("vkf_post", reduced_params, post_results));
 
-  std::ostringstream init, acc, share, tree, finish;
-  for (std::size_t r = 0; r < spec.reductions.size(); ++r)
-    init << "float acc" << r << " = " << combine_identity(spec.reductions[r].combine) << ";\n";
-  acc << pre.scalar_loads("i");
-  std::vector<std::string> lane_args = pre.call_inputs("");
-  for (std::size_t r = 0; r < lane_results.size(); ++r) {
-    acc << glsl_register_type(lane_results[r].second) << " r" << r << ";\n";
-    lane_args.push_back("r" + std::to_string(r));
-  }
-  acc << join_call("vkf_lane", lane_args) << "\n";
-  for (std::size_t r = 0; r < spec.reductions.size(); ++r)
-    acc << "acc" << r << " = " << combine_name(spec.reductions[r].combine) << "(acc" << r << ", r" << r << ");\n";
-  for (std::size_t j = 0; j < pre_outputs.size(); ++j) {
-    const std::size_t k = pre_outputs[j];
-    acc << "vkf_out" << k << ".d[i] = "
-        << glsl_store(spec.outputs[k].dtype, "r" + std::to_string(spec.reductions.size() + j)) << ";\n";
-  }
-  for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
-    share << "vkf_partial[" << r << "][tid] = acc" << r << ";\n";
-    tree << "vkf_partial[" << r << "][tid] = " << combine_name(spec.reductions[r].combine) << "(vkf_partial[" << r
-         << "][tid], vkf_partial[" << r << "][tid + s]);\n";
-  }
-  std::vector<std::string> post_args;
-  for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
-    finish << "const float red" << r << " = vkf_partial[" << r << "][0]";
-    if (spec.reductions[r].mean) finish << " * " << glsl_float_literal(1.0 / static_cast<double>(reduce_inner(spec)));
-    finish << ";\n";
-    post_args.push_back("red" + std::to_string(r));
-  }
+  std::ostringstream finish;
+  std::vector<std::string> post_args = reduced_args;
   finish << post.scalar_loads("row");
   for (const std::string& a : post.call_inputs("")) post_args.push_back(a);
   for (std::size_t j = 0; j < post_outputs.size(); ++j) {
@@ -365,10 +432,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   for (std::size_t j = 0; j < post_outputs.size(); ++j)
     finish << "vkf_out" << post_outputs[j] << ".d[row] = "
            << glsl_store(spec.outputs[post_outputs[j]].dtype, "o" + std::to_string(j)) << ";\n";
-  replace_hook(body, "vkf_acc_init", init.str());
-  replace_hook(body, "vkf_acc_body", acc.str());
-  replace_hook(body, "vkf_acc_share", share.str());
-  replace_hook(body, "vkf_tree_step", tree.str());
+  replace_hook(body, "vkf_row_walks", passes.str());
   replace_hook(body, "vkf_finish", finish.str());
   src << "// ---- roots/reduce.glsl\n" << body;
   return src.str();

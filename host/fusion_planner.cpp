@@ -82,8 +82,23 @@ class Planner {
       phase = Phase::kPre;
       return out == g.domain;
     }
-    phase = Phase::kPost;
-    return out == g.reduced;
+    if (out == g.reduced) {
+      phase = Phase::kPost;
+      return true;
+    }
+    // Row passes: an op over the domain that reads reduced values runs in a later walk over the row.
+    phase = Phase::kPre;
+    return g.root == GroupRoot::kReduce && out == g.domain && allows_row_passes(g.domain, g.axis, g.keepdims);
+  }
+
+  // Whether a reduce group over `domain` (rows: the axes from `axis` on) may walk each row more than
+  // once: its reduced values broadcast back along the rows (keepdims) and a row is short enough for one
+  // workgroup to walk it kMaxRowPasses times at the cost of one read from memory (it stays in the caches).
+  static bool allows_row_passes(const Shape& domain, int axis, bool keepdims) {
+    if (!keepdims) return false;
+    std::int64_t inner = 1;
+    for (std::size_t d = static_cast<std::size_t>(axis); d < domain.size(); ++d) inner *= domain[d];
+    return inner <= kRowPassMaxInner;
   }
 
   // The groups a node set reads from: the home group of every value it reads but does not compute.
@@ -248,6 +263,12 @@ class Planner {
   //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ y    => [Mul -> Add -> Relu -> Conv]
   //   (tests/unit "pre-fusion: a cheap chain on a kernel op's input runs in its loads")
   static constexpr float kAnchorLoadBudget = 4.0f;
+  // Row passes (forms_valid_group): rows of at most this many elements, at most this many walks over
+  // each. LayerNormalization and Softmax take 3 (mean, variance, normalize; max, sum, divide); their
+  // rows in vision models are channels (96 to 1024) or attention rows (197). 4096 elements are 16 per
+  // invocation of a 256-wide workgroup, and 16 KB of f32 that stay in the caches between the walks.
+  static constexpr std::int64_t kRowPassMaxInner = 4096;
+  static constexpr int kMaxRowPasses = 4;
 
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
@@ -314,14 +335,35 @@ class Planner {
   // Whether a node set can run as one dispatch of its root template:
   //  - no node reads a view of a value the set itself computes (it would read memory the same
   //    dispatch is writing; tests/unit "a group never reads a view of a value it writes itself");
-  //  - one pass: every reduction folds values computed before any reduction, and a node after a
-  //    reduction reads only reduced values (tests/unit "a reduction that reads another's result
-  //    does not share its group").
+  //  - a kernel op reads pre-fused chains only, and a node after it reads only its result (and what
+  //    was computed from that);
+  //  - a reduce group folds in passes over each row: a reduction folds values of the domain's shape; a
+  //    node that reads reduced values and none of the domain's has the reduced shape (the post stage),
+  //    or the domain's shape where rows allow passes (allows_row_passes), and then runs in the pass
+  //    after the ones that produced them; at most kMaxRowPasses passes. Without row passes that is one
+  //    pass (tests/unit "a reduction that reads another's result shares its group in row passes").
   bool forms_valid_group(const std::set<NodeId>& nodes) const {
+    const Node* reduction = nullptr;
+    bool anchored = false;
+    for (NodeId q : nodes) {
+      const Node& node = graph_.node(q);
+      if (node.op->kind == OpKind::kReduce) reduction = &node;
+      anchored |= node.op->kind == OpKind::kKernel;
+    }
+    bool row_passes = false;
+    Shape domain, reduced;
+    if (reduction && !anchored) {
+      domain = graph_.value(reduction->inputs[0]).shape;
+      reduced = graph_.value(reduction->output).shape;
+      row_passes = allows_row_passes(domain, reduce_first_axis(*reduction, domain.size()), reduce_keepdims(*reduction));
+    }
     std::map<NodeId, Phase> stage;
+    std::map<NodeId, int> pass;  // the pass that computes a pre value, or after which a reduced one exists
+    int passes = 1;
     for (NodeId q : nodes) {  // ascending ids: topological order
       const Node& node = graph_.node(q);
       bool reads_pre = false, reads_reduced = false;
+      int after = 0;
       for (ValueId v : node.inputs) {
         if (is_view_value(v)) {
           if (nodes.count(stored_producer(v))) return false;
@@ -330,19 +372,30 @@ class Planner {
         const NodeId p = graph_.value(v).producer;
         if (p == kNoNode || !nodes.count(p)) continue;
         (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
+        after = std::max(after, pass.at(p));
       }
+      const Shape& out = graph_.value(node.output).shape;
       if (node.op->kind == OpKind::kKernel) {
         if (reads_reduced) return false;  // it reads pre-fused chains only
         stage[q] = Phase::kReduce;
       } else if (node.op->kind == OpKind::kReduce) {
         if (reads_reduced) return false;
         stage[q] = Phase::kReduce;
+        pass[q] = after + 1;
+        passes = std::max(passes, after + 1);
+      } else if (!reads_reduced) {
+        stage[q] = Phase::kPre;
+      } else if (!reads_pre && (!reduction || out == reduced)) {
+        stage[q] = Phase::kPost;
+      } else if (row_passes && out == domain) {
+        stage[q] = Phase::kPre;
+        passes = std::max(passes, after + 1);
       } else {
-        if (reads_pre && reads_reduced) return false;
-        stage[q] = reads_reduced ? Phase::kPost : Phase::kPre;
+        return false;
       }
+      pass[q] = std::max(pass[q], after);
     }
-    return true;
+    return passes <= kMaxRowPasses;
   }
 
   // Two groups can merge only if their roots agree: one reduction shape and axis set per group.

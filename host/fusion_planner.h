@@ -15,6 +15,14 @@
 //     x ─ f ─ g ─ ReduceSum ─ h ─ y   => [f -> g -> ReduceSum -> h]
 //     (tests/unit "reduction takes the chains on both sides")
 //
+//   row passes: where a reduce group's rows are short (fusion_planner.cpp kRowPassMaxInner) and its
+//   reductions keep their dims, an op over the domain may read the reduced values, broadcast along the
+//   row: the workgroup that folded a row walks it again. A reduction of such values folds in that later
+//   walk, so Softmax and LayerNormalization are one dispatch of three walks instead of three dispatches
+//     x ─ ReduceMax ─ m ─ Sub(x, m) ─ Exp ─ e ─ ReduceSum ─ s ─ Div(e, s) ─ y
+//       => [ReduceMax -> Sub -> Exp -> ReduceSum -> Div]   (walk 1: m; walk 2: s; walk 3: y)
+//     (tests/unit "reductions that read each other's results share a group in row passes")
+//
 //   views (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Flatten) never dispatch: consumers read the
 //   stored tensor through an index map
 //

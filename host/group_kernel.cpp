@@ -1,5 +1,6 @@
 #include "host/group_kernel.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -52,7 +53,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   spec.preserve_inf_nan = device.preserve_inf_nan;
 
   // Stage of each node: pre (over the domain), reduce (a reduction, or a kernel op's result), post
-  // (over the reduced shape, or in a kernel op's stores).
+  // (over the reduced shape, or in a kernel op's stores). A node that reads reduced values is post when it
+  // reads nothing of the domain and has the reduced shape; otherwise it is a pre node of a later walk
+  // over the row (the planner's row passes), which reads the reduced values it needs as uniforms.
   enum class Stage { kPre, kReduce, kPost };
   std::map<NodeId, Stage> stage;
   std::map<ValueId, NodeId> produced;
@@ -68,8 +71,12 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       s = Stage::kReduce;
       spec.reduced = graph.value(node.output).shape;
     } else {
+      bool reads_pre = false, reads_reduced = false;
       for (ValueId v : node.inputs)
-        if (auto it = produced.find(v); it != produced.end() && stage[it->second] != Stage::kPre) s = Stage::kPost;
+        if (auto it = produced.find(v); it != produced.end())
+          (stage[it->second] == Stage::kPre ? reads_pre : reads_reduced) = true;
+      if (reads_reduced && !reads_pre && (group.root == GroupRoot::kKernel || graph.value(node.output).shape == spec.reduced))
+        s = Stage::kPost;
     }
     stage[n] = s;
   }
@@ -191,6 +198,28 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     reduced_index[node.output] = 0;
     return {};
   };
+  // A reduced or post-stage value read by a later walk over the row: reductions by index; post ops are
+  // evaluated again in the pre stage, where their operands (reduced values, inputs of the reduced shape
+  // that broadcast along the row) are uniform over each row.
+  std::function<Result<KernelOperand>(ValueId)> row_operand = [&](ValueId v) -> Result<KernelOperand> {
+    if (auto it = reduced_index.find(v); it != reduced_index.end())
+      return KernelOperand{KernelOperand::Source::kReduced, it->second};
+    if (auto it = pre_operand.find(v); it != pre_operand.end()) return it->second;
+    const Node& node = graph.node(produced.at(v));
+    std::vector<KernelOperand> args;
+    for (ValueId u : node.inputs) {
+      if (produced.count(u)) {
+        VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, row_operand(u));
+        args.push_back(operand);
+        continue;
+      }
+      if (!pre_operand.count(u)) pre_input_values.push_back(u);
+      VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(u, false));
+      args.push_back(operand);
+    }
+    spec.ops.push_back(node_op(node, std::move(args)));
+    return pre_operand[v] = {KernelOperand::Source::kOp, static_cast<int>(spec.ops.size() - 1)};
+  };
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
     if (node.op->kind == OpKind::kKernel) {
@@ -203,6 +232,11 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     for (ValueId v : node.inputs) {
       if (auto it = reduced_index.find(v); post && it != reduced_index.end()) {
         args.push_back({KernelOperand::Source::kReduced, it->second});
+        continue;
+      }
+      if (auto it = produced.find(v); !post && it != produced.end() && stage[it->second] != Stage::kPre) {
+        VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, row_operand(v));
+        args.push_back(operand);
         continue;
       }
       auto& operands = post ? post_operand : pre_operand;

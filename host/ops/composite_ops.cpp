@@ -4,15 +4,18 @@
 // (f16 inputs are cast up and the result back; the casts fuse).
 //
 //   Softmax(x; axis = -1)     m = ReduceMax(x), e = Exp(x - m), y = e / ReduceSum(e)
-//                             3 dispatches: [ReduceMax] [Sub -> Exp -> ReduceSum] [Sub -> Exp -> Div]
-//                             (the exp is recomputed rather than stored; the max needs its own pass)
-//   LogSoftmax(x; axis = -1)  y = (x - m) - Log(ReduceSum(Exp(x - m)))       3 dispatches
+//                             1 dispatch of three walks over each row (the planner's row passes,
+//                             rows of at most 4096): [ReduceMax -> Sub -> Exp -> ReduceSum -> Div];
+//                             longer rows 3: [ReduceMax] [Sub -> Exp -> ReduceSum] [Sub -> Exp -> Div]
+//                             (the exp is recomputed rather than stored; the max needs its own walk)
+//   LogSoftmax(x; axis = -1)  y = (x - m) - Log(ReduceSum(Exp(x - m)))       the same: 1 or 3
 //     Both reduce the trailing axes: for an axis with a dim > 1 after it, they run on a Transpose
 //     view that moves the axis last and view the result back with the inverse Transpose.
 //   LayerNormalization(x, scale[, bias]; axis = -1, epsilon = 1e-5): over the axes [axis, rank),
 //     mean and variance in two passes (no E[x^2] - E[x]^2 cancellation):
 //       mean = ReduceMean(x), d = x - mean, y = d / Sqrt(ReduceMean(d * d) + eps) * scale + bias
-//     3 dispatches: [ReduceMean] [Sub -> Mul -> ReduceMean -> Add -> Sqrt] [Sub -> Div -> Mul -> Add]
+//     1 dispatch of three walks over each row (mean, variance, result), or for rows longer than 4096
+//     3: [ReduceMean] [Sub -> Mul -> ReduceMean -> Add -> Sqrt] [Sub -> Div -> Mul -> Add]
 //   BatchNormalization(x, scale, bias, mean, var; epsilon = 1e-5), inference, channels on axis 1:
 //     the [C] parameters are viewed as [C,1,...,1] so that everything is elementwise:
 //       y = (x - mean) * (scale / Sqrt(var + eps)) + bias

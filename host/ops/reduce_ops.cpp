@@ -11,7 +11,8 @@
 // ReduceSumSquare, ReduceL2 and ReduceLogSumExp are composites over them, which fuse the same way:
 //   ReduceSumSquare(x) = ReduceSum(x * x)                      1 dispatch
 //   ReduceL2(x)        = Sqrt(ReduceSum(x * x))                1 dispatch
-//   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)   2 dispatches
+//   ReduceLogSumExp(x) = Log(ReduceSum(Exp(x - m))) + m, m = ReduceMax(x)   2 dispatches (1 where rows
+//                        allow the planner's row passes: keepdims and at most 4096 elements)
 // Every row carries a whole-tensor CPU reference of the ONNX semantics (reference_kernel), independent
 // of the lowering, which the tests compare the GPU results with.
 #include <algorithm>

@@ -2,10 +2,14 @@
 // invocation folds a strided slice of the row through the pre-stage chain into registers, the
 // workgroup combines the partial results in shared memory, and invocation 0 runs the post-stage chain
 // on the reduced values and stores them. Accumulation is in fp32.
+// Where pre-stage ops read reduced values (LayerNormalization's x - mean, Softmax's exp(x - max) / sum),
+// the workgroup walks the row again once those exist: walk w folds the reductions and stores the
+// outputs that need the results of w earlier walks, which every invocation holds in registers. The row
+// is read from memory once per walk; short rows (the planner's row passes) stay in the caches.
 //
 // Hooks filled by the code generator:
-//   vkf_lane(...)  the pre-stage chain for one element; vkf_post(...) the post-stage chain
-//   @vkf_acc_init, @vkf_acc_body, @vkf_acc_share, @vkf_tree_step, @vkf_finish
+//   vkf_lane<w>(...)  the pre-stage chain of walk w for one element; vkf_post(...) the post-stage chain
+//   @vkf_row_walks (every walk: fold, combine through vkf_partial, read back), @vkf_finish
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
@@ -16,26 +20,16 @@ float vkf_combine_max(float a, float b) { return max(a, b); }
 float vkf_combine_min(float a, float b) { return min(a, b); }
 float vkf_combine_prod(float a, float b) { return a * b; }
 
-//@vkf_lane_function
+//@vkf_lane_functions
 
 //@vkf_post_function
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < VKF_OUTER; row += gl_NumWorkGroups.x) {
-    //@vkf_acc_init
-    for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
-      const uint i = row * VKF_INNER + k;
-      //@vkf_acc_body
-    }
-    //@vkf_acc_share
-    barrier();
-    for (uint s = uint(VKF_WORKGROUP_SIZE) / 2u; s > 0u; s >>= 1u) {
-      if (tid < s) {
-        //@vkf_tree_step
-      }
-      barrier();
-    }
+    // Each walk writes vkf_partial rows of its own reductions only, so a walk's stores never meet the
+    // previous walk's read-back of its results.
+    //@vkf_row_walks
     if (tid == 0u) {
       //@vkf_finish
     }

@@ -104,16 +104,57 @@ TEST_CASE("reductions take the chains before and after them, over odd sizes and 
 }
 
 TEST_CASE("softmax: the exp before the reduction is recomputed after it instead of stored") {
-  GraphBuilder b;
-  const Tensor x = b.input("x", {5, 131});
-  const Tensor e = b.op("Exp", {b.op("Sub", {x, b.scalar(1.0f)})});
-  const Tensor sum = b.op("ReduceSum", {e}, {{"axis", 1}, {"keepdims", 1}});
-  b.output(b.op("Div", {e, sum}), "softmax");
-  auto graph = b.build();
-  REQUIRE(graph.ok());
-  const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, 131}}}, 31), 1e-6, 1e-5);
-  CHECK(o.fused_dispatches == 2);  // [Sub -> Exp -> ReduceSum] and [Sub -> Exp -> Div]
-  CHECK(o.unfused_dispatches == 4);
+  // Rows of 131: a second walk over each row in the same dispatch recomputes the exp and divides.
+  // Rows of 5000: too long for walks; the second dispatch recomputes it.
+  for (const std::int64_t n : {131, 5000}) {
+    CAPTURE(n);
+    GraphBuilder b;
+    const Tensor x = b.input("x", {5, n});
+    const Tensor e = b.op("Exp", {b.op("Sub", {x, b.scalar(1.0f)})});
+    const Tensor sum = b.op("ReduceSum", {e}, {{"axis", 1}, {"keepdims", 1}});
+    b.output(b.op("Div", {e, sum}), "softmax");
+    auto graph = b.build();
+    REQUIRE(graph.ok());
+    const FusionOutcome o = check_fused_unfused(*graph, random_feeds({{"x", {5, n}}}, 31), 1e-6, 1e-5);
+    // [Sub -> Exp -> ReduceSum -> Div], or [Sub -> Exp -> ReduceSum] and [Sub -> Exp -> Div]
+    CHECK(o.fused_dispatches == (n == 131 ? 1u : 2u));
+    CHECK(o.unfused_dispatches == 4);
+  }
+}
+
+TEST_CASE("row walks: reductions that need each other's results, chains between and after, odd sizes") {
+  //   x ─ Mul(w) ─ t ─ ReduceMean ─ m ─ Sub(t, m) ─ d ─ Abs ─ ReduceMax ─ a ─ Add(eps) ─┐
+  //                                                └──────────────────────────────────Div ─ Mul(g) ─ Tanh ─ y
+  // plus the raw mean as a second output (post stage) and t itself (stored in walk 0). Rows over one
+  // and over two trailing axes, 1 to 4097 elements; where rows allow walks it is one dispatch.
+  struct Case {
+    Shape shape;
+    int axis;
+    std::size_t fused;
+  };
+  const Case cases[] = {{{7, 13}, 1, 1}, {{3, 5, 127}, 1, 1}, {{4, 1}, 1, 1}, {{2, 4097}, 1, 3}, {{1031}, 0, 1}};
+  std::uint32_t seed = 60;
+  for (const Case& c : cases) {
+    CAPTURE(shape_to_string(c.shape));
+    GraphBuilder b;
+    const Shape row(c.shape.begin() + c.axis, c.shape.end());
+    const Tensor x = b.input("x", c.shape), w = b.input("w", row), g = b.input("g", row);
+    const std::vector<Attr> rows{{"axis", static_cast<float>(c.axis)}, {"keepdims", 1.0f}};
+    const Tensor t = b.op("Mul", {x, w});
+    const Tensor m = b.op("ReduceMean", {t}, rows);
+    const Tensor d = b.op("Sub", {t, m});
+    const Tensor a = b.op("ReduceMax", {b.op("Abs", {d})}, rows);
+    const Tensor scale = b.op("Add", {a, b.scalar(0.25f)});
+    b.output(b.op("Tanh", {b.op("Mul", {b.op("Div", {d, scale}), g})}), "y");
+    b.output(m, "mean");
+    b.output(t, "t");
+    auto graph = b.build();
+    REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+    const FusionOutcome o =
+        check_fused_unfused(*graph, random_feeds({{"x", c.shape}, {"w", row}, {"g", row}}, seed++), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == c.fused);
+    CHECK(o.unfused_dispatches == 9);
+  }
 }
 
 TEST_CASE("two reductions share one dispatch, and a pre-reduction value can be an output") {

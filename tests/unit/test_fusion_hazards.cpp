@@ -1,9 +1,10 @@
 // FusionPlanner hazards: whatever it fuses, a plan must run in order (every group reads only what
-// earlier dispatches stored), write every graph output once, keep each reduce group one pass, respect
+// earlier dispatches stored), write every graph output once, keep each reduce group's walks over its rows valid, respect
 // the binding limit, and turn into kernels that build. Checked on hand-made graphs for each hazard and
 // on random graphs (fixed seeds).
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "codegen/kernel_builder.h"
 #include "host/fusion_planner.h"
 #include "host/group_kernel.h"
+#include "host/shape_inference.h"
 
 namespace vkfuse {
 namespace {
@@ -117,26 +119,57 @@ std::string check_plan(const GraphIR& ir, const FusionPlan& plan, const DevicePl
       if (!members.count(ir.value(v).producer)) return where + "writes '" + ir.value(v).name + "' it does not compute";
       if (!stored.insert(v).second) return where + "writes '" + ir.value(v).name + "' a second time";
     }
-    // A reduce group is one pass: chain -> reductions -> ops on the reduced values. Nothing that
-    // needs a reduced value may feed a reduction or produce a domain-shaped value.
-    std::set<NodeId> after_reduce;
-    Shape reduced;
-    for (NodeId n : g.nodes) {
-      const Node& node = ir.node(n);
-      bool after = false;
-      for (ValueId v : node.inputs) {
-        const NodeId p = ir.value(v).producer;
-        after |= members.count(p) && (after_reduce.count(p) || ir.node(p).op->kind == OpKind::kReduce);
+    // A reduce group walks its rows: chain -> reductions -> ops on the reduced values, where an op of
+    // the domain's shape may read reduced values in a later walk over the row (row passes) when the
+    // reductions keep their dims and rows have at most 4096 elements; at most 4 walks. A reduction
+    // never folds a reduced value itself, and an op that reads reduced values and nothing of the
+    // domain has the reduced shape or (row passes) the domain's.
+    if (g.root == GroupRoot::kReduce) {
+      const Node* reduction = nullptr;
+      for (NodeId n : g.nodes)
+        if (ir.node(n).op->kind == OpKind::kReduce) reduction = &ir.node(n);
+      if (!reduction) return where + "a reduce group without a reduction";
+      const Shape& domain = ir.value(reduction->inputs[0]).shape;
+      const Shape& reduced = ir.value(reduction->output).shape;
+      const std::size_t axis = static_cast<std::size_t>(reduce_first_axis(*reduction, domain.size()));
+      std::int64_t row = 1;
+      for (std::size_t d = axis; d < domain.size(); ++d) row *= domain[d];
+      const bool row_passes = reduce_keepdims(*reduction) && row <= 4096;
+      std::map<NodeId, int> walk;  // pre values: the walk computing them; reduced: the walk after which they exist
+      std::set<NodeId> after_reduce;
+      int walks = 1;
+      for (NodeId n : g.nodes) {
+        const Node& node = ir.node(n);
+        bool reads_domain = false, reads_reduced = false;
+        int w = 0;
+        for (ValueId v : node.inputs) {
+          const NodeId p = ir.value(v).producer;
+          if (!members.count(p)) continue;
+          (after_reduce.count(p) ? reads_reduced : reads_domain) = true;
+          w = std::max(w, walk.at(p));
+        }
+        const Shape& out = ir.value(node.output).shape;
+        if (node.op->kind == OpKind::kReduce) {
+          if (reads_reduced) return where + "'" + node.name + "' folds a reduced value";
+          if (ir.value(node.inputs[0]).shape != domain || ir.value(node.output).shape != reduced)
+            return where + "'" + node.name + "' reduces another shape than the group's rows";
+          walk[n] = w + 1;
+          walks = std::max(walks, w + 1);
+          after_reduce.insert(n);
+          continue;
+        }
+        walk[n] = w;
+        if (!reads_reduced) continue;
+        if (!reads_domain && out == reduced) {
+          after_reduce.insert(n);
+          continue;
+        }
+        if (!row_passes || out != domain)
+          return where + "'" + node.name + "' needs a reduced value but has the shape " + shape_to_string(out) +
+                 (row_passes ? "" : " and the rows allow no second walk");
+        walks = std::max(walks, w + 1);
       }
-      if (node.op->kind == OpKind::kReduce) {
-        if (after) return where + "'" + node.name + "' folds a value that needs another reduction of the group";
-        reduced = ir.value(node.output).shape;
-      }
-      if (!after) continue;
-      after_reduce.insert(n);
-      if (ir.value(node.output).shape != reduced)
-        return where + "'" + node.name + "' needs a reduced value but has the shape " +
-               shape_to_string(ir.value(node.output).shape);
+      if (walks > 4) return where + std::to_string(walks) + " walks over each row";
     }
     // A kernel group has one anchor. What it reads from its own group is an elementwise chain computed
     // in its loads, which the group never stores; the rest runs in its stores.
@@ -198,18 +231,29 @@ TEST_CASE("a group never reads a view of a value it writes itself") {
   CHECK_MESSAGE(broken.empty(), broken);
 }
 
-TEST_CASE("a reduction that reads another's result does not share its group") {
-  //   x[3,6] ─ Tanh ─ t ─ ReduceSum ─ r1 ─┐
+TEST_CASE("a reduction that reads another's result folds in a later walk, or in another group") {
+  //   x[3,n] ─ Tanh ─ t ─ ReduceSum ─ r1 ─┐
   //                   └──────────────────Add ─ ReduceSum ─ r2 ─ Sub(r2, r1) ─ y
   // The second reduction folds values that need r1, which exists only once the first reduction has
-  // finished: they cannot be one pass, even though Sub reads both results.
-  GraphBuilder b;
-  const Tensor t = b.op("Tanh", {b.input("x", {3, 6})});
-  const Tensor r1 = b.op("ReduceSum", {t}, {{"axis", 1}});
-  const Tensor r2 = b.op("ReduceSum", {b.op("Add", {t, r1})}, {{"axis", 1}});
-  b.output(b.op("Sub", {r2, r1}), "y");
-  const std::string broken = check_both(build_graph(b));
-  CHECK_MESSAGE(broken.empty(), broken);
+  // finished: a second walk over each row where rows are short (n = 6), another group where they are
+  // long (n = 5000) or the reductions drop their dims.
+  for (const std::int64_t n : {6, 5000})
+    for (const float keepdims : {1.0f, 0.0f}) {
+      CAPTURE(n);
+      CAPTURE(keepdims);
+      GraphBuilder b;
+      const Tensor t = b.op("Tanh", {b.input("x", {3, n})});
+      const Tensor r1 = b.op("ReduceSum", {t}, {{"axis", 1}, {"keepdims", keepdims}});
+      const Tensor r1_row = keepdims != 0.0f ? r1 : b.op("Unsqueeze", {r1}, {{"axes", std::vector<std::int64_t>{1}}});
+      const Tensor r2 = b.op("ReduceSum", {b.op("Add", {t, r1_row})}, {{"axis", 1}, {"keepdims", keepdims}});
+      b.output(b.op("Sub", {r2, r1}), "y");
+      const Graph graph = build_graph(b);
+      const std::string broken = check_both(graph);
+      CHECK_MESSAGE(broken.empty(), broken);
+      auto fused = plan_fusion(graph_ir(graph), DevicePlan{}, FusionMode::kFused);
+      REQUIRE(fused.ok());
+      CHECK(fused->groups.size() == (n == 6 && keepdims != 0.0f ? 1u : 2u));
+    }
 }
 
 TEST_CASE("a view that is a graph output is still written") {

@@ -328,13 +328,61 @@ TEST_CASE("two reductions of one input share the group") {
   }
 }
 
+TEST_CASE("reductions that read each other's results share a group in row passes") {
+  //   x ─ ReduceMax ─ m ─ Sub(x, m) ─ Exp ─ e ─ ReduceSum ─ s ─ Log ─ Sub(x - m, log s) ─ y
+  //   => [ReduceMax -> Sub -> Exp -> ReduceSum -> Log -> Sub]   (LogSoftmax: three walks over a row)
+  auto build = [](const Shape& shape, float keepdims) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", shape);
+    const std::vector<Attr> rows{{"axis", -1.0f}, {"keepdims", keepdims}};
+    const Tensor m = b.op("ReduceMax", {x}, rows);
+    const Tensor m_row = keepdims != 0.0f ? m : b.op("Unsqueeze", {m}, {{"axes", std::vector<std::int64_t>{-1}}});
+    const Tensor shifted = b.op("Sub", {x, m_row});
+    const Tensor s = b.op("ReduceSum", {b.op("Exp", {shifted})}, rows);
+    const Tensor s_row = keepdims != 0.0f ? s : b.op("Unsqueeze", {s}, {{"axes", std::vector<std::int64_t>{-1}}});
+    b.output(b.op("Sub", {shifted, b.op("Log", {s_row})}), "y");
+    return build_graph(b);
+  };
+  SUBCASE("short rows: one group") {
+    const Graph graph = build({7, 13}, 1.0f);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    const FusionGroup& g = p.groups[0];
+    CHECK(g.root == GroupRoot::kReduce);
+    CHECK(g.label == "ReduceMax -> Sub -> Exp -> ReduceSum -> Log -> Sub");
+    CHECK(g.domain == Shape{7, 13});
+    CHECK(names(graph, g.inputs) == "x");
+    CHECK(names(graph, g.outputs) == "y");
+    CHECK(plan(graph, FusionMode::kUnfused).groups.size() == 6);
+  }
+  SUBCASE("rows of 4096 elements still walk, rows of 4097 do not") {
+    CHECK(plan(build({2, 4096}, 1.0f)).groups.size() == 1);
+    CHECK(labels_of(plan(build({2, 4097}, 1.0f))) == "ReduceMax | Sub -> Exp -> ReduceSum -> Log | Sub -> Sub");
+  }
+  SUBCASE("reduced values without their dims do not broadcast along the rows") {
+    CHECK(labels_of(plan(build({7, 13}, 0.0f))) == "ReduceMax | Sub -> Exp -> ReduceSum | Sub -> Log -> Sub");
+  }
+  SUBCASE("at most four walks") {
+    // Five reductions, each of the previous one's result subtracted from x: walks 0..4.
+    GraphBuilder b;
+    const Tensor x = b.input("x", {3, 10});
+    Tensor r = b.op("ReduceMean", {x}, {{"axis", 1}});
+    for (int k = 0; k < 4; ++k) r = b.op("ReduceMax", {b.op("Sub", {x, r})}, {{"axis", 1}});
+    b.output(r, "y");
+    const FusionPlan p = plan(build_graph(b));
+    CHECK(p.groups.size() == 2);
+    CHECK(p.groups.at(0).label == "ReduceMean -> Sub -> ReduceMax -> Sub -> ReduceMax -> Sub -> ReduceMax");
+  }
+}
+
 TEST_CASE("merging never creates a cycle between groups") {
-  //   a[4,8] ─ ReduceSum ─ r[4,1] ──────────────────────────┐
-  //                        └─ Add(z[4,8]) ─ ReduceMax ─ m ─ Mul ─ y[4,1]
-  // Mul may not join r's group: that group would both feed and read m's group.
+  //   a[4,5000] ─ ReduceSum ─ r[4,1] ──────────────────────────┐
+  //                           └─ Add(z[4,5000]) ─ ReduceMax ─ m ─ Mul ─ y[4,1]
+  // Mul may not join r's group: that group would both feed and read m's group. (Rows this long take
+  // no second walk, so Add cannot join r's group either.)
   GraphBuilder b;
-  const Tensor r = b.op("ReduceSum", {b.input("a", {4, 8})}, {{"axis", 1}});
-  const Tensor m = b.op("ReduceMax", {b.op("Add", {r, b.input("z", {4, 8})})}, {{"axis", 1}});
+  const Tensor r = b.op("ReduceSum", {b.input("a", {4, 5000})}, {{"axis", 1}});
+  const Tensor m = b.op("ReduceMax", {b.op("Add", {r, b.input("z", {4, 5000})})}, {{"axis", 1}});
   b.output(b.op("Mul", {r, m}), "y");
   const Graph graph = build_graph(b);
   const FusionPlan p = plan(graph);

@@ -143,6 +143,28 @@ TEST_CASE("golden: reduction with a pre and a post op") {
   check_golden("reduce_mean_sqrt", spec);
 }
 
+TEST_CASE("golden: LayerNormalization walks each row three times in one kernel") {
+  //   x[5,13] ─ ReduceMean ─ Sub ─ Mul ─ ReduceMean ─ Add(eps) ─ Sqrt ─ Div(centered) ─ Mul(scale) ─ y
+  // walk 0 folds the mean, walk 1 the variance of x - mean, walk 2 stores the normalized row; the
+  // post ops Add and Sqrt run again in walk 2's chain, on the reduced values.
+  GraphBuilder b;
+  b.output(b.op("LayerNormalization", {b.input("x", {5, 13}), b.input("scale", {13})}), "y");
+  const GroupKernel kernel = kernel_of(b);
+  const KernelSpec& spec = kernel.spec;
+  CHECK(spec.label == "ReduceMean -> Sub -> Mul -> ReduceMean -> Add -> Sqrt -> Div -> Mul");
+  REQUIRE(spec.reductions.size() == 2);
+  CHECK(spec.reductions[0].mean);
+  CHECK(spec.reductions[1].mean);
+  REQUIRE(spec.outputs.size() == 1);
+  CHECK(spec.outputs[0].pre_stage);
+  CHECK(count_bindings(spec) == 3);  // x, scale, y
+  CHECK(kernel_workgroups(spec) == std::array<std::uint64_t, 3>{5, 1, 1});
+  check_golden("layer_norm_row_walks", spec);
+  const std::string source = build_kernel(spec).value();
+  CHECK(source.find("// walk 2: folds 0 reduction(s), stores 1 output(s)") != std::string::npos);
+  CHECK(source.find("// walk 3") == std::string::npos);
+}
+
 TEST_CASE("golden: a kernel op with a post-fused chain, preserving Inf and NaN") {
   //   x[1,3,6,5] ─ MaxPool(2x2) ─ Mul(scale[3,1,1]) ─ Add(skip) ─ Relu ─ y, and the pool's raw result
   GraphBuilder b;

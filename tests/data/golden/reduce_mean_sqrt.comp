@@ -29,10 +29,14 @@ layout(std430, set = 0, binding = 1) writeonly buffer VkfBuf1 { float d[]; } vkf
 // invocation folds a strided slice of the row through the pre-stage chain into registers, the
 // workgroup combines the partial results in shared memory, and invocation 0 runs the post-stage chain
 // on the reduced values and stores them. Accumulation is in fp32.
+// Where pre-stage ops read reduced values (LayerNormalization's x - mean, Softmax's exp(x - max) / sum),
+// the workgroup walks the row again once those exist: walk w folds the reductions and stores the
+// outputs that need the results of w earlier walks, which every invocation holds in registers. The row
+// is read from memory once per walk; short rows (the planner's row passes) stay in the caches.
 //
 // Hooks filled by the code generator:
-//   vkf_lane(...)  the pre-stage chain for one element; vkf_post(...) the post-stage chain
-//   @vkf_acc_init, @vkf_acc_body, @vkf_acc_share, @vkf_tree_step, @vkf_finish
+//   vkf_lane<w>(...)  the pre-stage chain of walk w for one element; vkf_post(...) the post-stage chain
+//   @vkf_row_walks (every walk: fold, combine through vkf_partial, read back), @vkf_finish
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
@@ -43,7 +47,7 @@ float vkf_combine_max(float a, float b) { return max(a, b); }
 float vkf_combine_min(float a, float b) { return min(a, b); }
 float vkf_combine_prod(float a, float b) { return a * b; }
 
-void vkf_lane(in float x0, out float y0) {
+void vkf_lane0(in float red0, in float x0, out float y0) {
   const float v0 = op_mul(x0, x0);  // Mul
   y0 = v0;
 }
@@ -56,12 +60,16 @@ void vkf_post(in float red0, out float py0) {
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < VKF_OUTER; row += gl_NumWorkGroups.x) {
+    // Each walk writes vkf_partial rows of its own reductions only, so a walk's stores never meet the
+    // previous walk's read-back of its results.
+    float red0 = 0.0;
+    // walk 0: folds 1 reduction(s), stores 0 output(s)
     float acc0 = 0.0;
     for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
       const uint i = row * VKF_INNER + k;
       const float a0 = vkf_b0.d[i];
       float r0;
-      vkf_lane(a0, r0);
+      vkf_lane0(red0, a0, r0);
       acc0 = vkf_combine_sum(acc0, r0);
     }
     vkf_partial[0][tid] = acc0;
@@ -72,8 +80,8 @@ void main() {
       }
       barrier();
     }
+    red0 = vkf_partial[0][0] * VKF_F32(0x3d800000u) /*0.0625*/;
     if (tid == 0u) {
-      const float red0 = vkf_partial[0][0] * VKF_F32(0x3d800000u) /*0.0625*/;
       float o0;
       vkf_post(red0, o0);
       vkf_out0.d[row] = o0;
