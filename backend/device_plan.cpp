@@ -29,6 +29,8 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   // Without it a compiler may fold x - x to 0 and x * 0 to 0, which is wrong for Inf and NaN inputs.
   plan.preserve_inf_nan = caps.preserve_inf_nan_f32;
   plan.coopmat_f16 = caps.coopmat_nv_f16 && caps.cooperative_matrix && caps.subgroup_size >= 16;
+  constexpr VkSubgroupFeatureFlags kArithmetic = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  plan.subgroup_arithmetic = caps.subgroup_in_compute && (caps.subgroup_operations & kArithmetic) == kArithmetic;
   return plan;
 }
 

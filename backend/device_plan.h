@@ -25,6 +25,10 @@ struct DevicePlan {
   // f16 x f16 GEMMs run on roots/gemm_coopmat.glsl (DeviceCaps::coopmat_nv_f16, enabled on the device,
   // with a known subgroup size of at least 16).
   bool coopmat_f16 = false;
+  // Compute shaders may use subgroup arithmetic (GL_KHR_shader_subgroup_arithmetic): the reduce root
+  // then combines a walk's partial results with one subgroup operation and one barrier instead of a
+  // shared-memory tree of log2(workgroup) barriers.
+  bool subgroup_arithmetic = false;
 
   // A kernel op's input larger than one binding is bound in chunks of this many bytes: the most whole
   // binding alignments one binding holds.

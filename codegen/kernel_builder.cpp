@@ -176,6 +176,16 @@ const char* combine_name(KernelCombine combine) {
   return "vkf_combine_sum";
 }
 
+const char* subgroup_combine_name(KernelCombine combine) {
+  switch (combine) {
+    case KernelCombine::kSum: return "subgroupAdd";
+    case KernelCombine::kMax: return "subgroupMax";
+    case KernelCombine::kMin: return "subgroupMin";
+    case KernelCombine::kProd: return "subgroupMul";
+  }
+  return "subgroupAdd";
+}
+
 std::string combine_identity(KernelCombine combine) {
   switch (combine) {
     case KernelCombine::kSum: return "0.0";
@@ -300,6 +310,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   src << "#version 450\n";
   if (uses_f16) src << "#extension GL_EXT_shader_16bit_storage : require\n";
   if (uses_u8) src << "#extension GL_EXT_shader_8bit_storage : require\n";
+  if (spec.subgroup_reduce) src << "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
   if (spec.preserve_inf_nan) {
     // SignedZeroInfNanPreserve (execution mode 4461) for 32-bit floats, capability 4466.
     src << "#extension GL_EXT_spirv_intrinsics : require\n"
@@ -403,19 +414,34 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     passes << "}\n";
     if (folded.empty()) continue;
     // The workgroup combines the walk's partial results; every invocation then holds them.
-    for (std::size_t r : folded) passes << "vkf_partial[" << r << "][tid] = acc" << r << ";\n";
-    passes << "barrier();\n"
-           << "for (uint s = uint(VKF_WORKGROUP_SIZE) / 2u; s > 0u; s >>= 1u) {\n"
-           << "  if (tid < s) {\n";
-    for (std::size_t r : folded)
-      passes << "    vkf_partial[" << r << "][tid] = " << combine_name(spec.reductions[r].combine) << "(vkf_partial[" << r
-             << "][tid], vkf_partial[" << r << "][tid + s]);\n";
-    passes << "  }\n  barrier();\n}\n";
-    for (std::size_t r : folded) {
-      passes << "red" << r << " = vkf_partial[" << r << "][0]";
-      if (spec.reductions[r].mean) passes << " * " << glsl_float_literal(1.0 / static_cast<double>(reduce_inner(spec)));
-      passes << ";\n";
+    if (spec.subgroup_reduce) {
+      // Each subgroup combines its own, its first invocation leaves the result in vkf_partial, and every
+      // invocation folds the subgroups' results in subgroup order.
+      for (std::size_t r : folded)
+        passes << "acc" << r << " = " << subgroup_combine_name(spec.reductions[r].combine) << "(acc" << r << ");\n";
+      passes << "if (subgroupElect()) {\n";
+      for (std::size_t r : folded) passes << "  vkf_partial[" << r << "][gl_SubgroupID] = acc" << r << ";\n";
+      passes << "}\nbarrier();\n";
+      for (std::size_t r : folded) passes << "red" << r << " = vkf_partial[" << r << "][0];\n";
+      passes << "for (uint s = 1u; s < gl_NumSubgroups; ++s) {\n";
+      for (std::size_t r : folded)
+        passes << "  red" << r << " = " << combine_name(spec.reductions[r].combine) << "(red" << r << ", vkf_partial[" << r
+               << "][s]);\n";
+      passes << "}\n";
+    } else {
+      for (std::size_t r : folded) passes << "vkf_partial[" << r << "][tid] = acc" << r << ";\n";
+      passes << "barrier();\n"
+             << "for (uint s = uint(VKF_WORKGROUP_SIZE) / 2u; s > 0u; s >>= 1u) {\n"
+             << "  if (tid < s) {\n";
+      for (std::size_t r : folded)
+        passes << "    vkf_partial[" << r << "][tid] = " << combine_name(spec.reductions[r].combine) << "(vkf_partial[" << r
+               << "][tid], vkf_partial[" << r << "][tid + s]);\n";
+      passes << "  }\n  barrier();\n}\n";
+      for (std::size_t r : folded) passes << "red" << r << " = vkf_partial[" << r << "][0];\n";
     }
+    for (std::size_t r : folded)
+      if (spec.reductions[r].mean)
+        passes << "red" << r << " *= " << glsl_float_literal(1.0 / static_cast<double>(reduce_inner(spec))) << ";\n";
   }
   replace_hook(body, "vkf_lane_functions", lane_functions.str());
   replace_hook(body, "vkf_post_function", post.function("vkf_post", reduced_params, post_results));

@@ -92,6 +92,8 @@ struct KernelSpec {
   int reduce_axis = 0;
   Shape reduced;
   std::vector<KernelInput> post_inputs;  // broadcast to `reduced`
+  // Combine each walk's partial results with subgroup operations (DevicePlan::subgroup_arithmetic).
+  bool subgroup_reduce = false;
   std::vector<KernelOp> post_ops;
 
   // Kernel root (when `kernel_root` is set): an op's own template (MatMul, Conv, ...) that reads the

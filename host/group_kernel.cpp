@@ -51,6 +51,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   spec.domain = group.domain;
   spec.workgroup_size = group.root == GroupRoot::kReduce ? device.reduce_workgroup : device.elementwise_workgroup;
   spec.preserve_inf_nan = device.preserve_inf_nan;
+  spec.subgroup_reduce = group.root == GroupRoot::kReduce && device.subgroup_arithmetic;
 
   // Stage of each node: pre (over the domain), reduce (a reduction, or a kernel op's result), post
   // (over the reduced shape, or in a kernel op's stores). A node that reads reduced values is post when it

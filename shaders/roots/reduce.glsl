@@ -7,6 +7,11 @@
 // outputs that need the results of w earlier walks, which every invocation holds in registers. The row
 // is read from memory once per walk; short rows (the planner's row passes) stay in the caches.
 //
+// Combining: where the device has subgroup arithmetic (DevicePlan::subgroup_arithmetic) each subgroup
+// combines its invocations' partials in one operation and every invocation folds the subgroups' results
+// from vkf_partial after one barrier; elsewhere a shared-memory tree halves the active invocations each
+// step (log2(VKF_WORKGROUP_SIZE) barriers).
+//
 // Hooks filled by the code generator:
 //   vkf_lane<w>(...)  the pre-stage chain of walk w for one element; vkf_post(...) the post-stage chain
 //   @vkf_row_walks (every walk: fold, combine through vkf_partial, read back), @vkf_finish

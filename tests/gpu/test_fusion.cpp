@@ -4,8 +4,10 @@
 
 #include <random>
 
+#include "host/context_impl.h"
 #include "host/demo_models.h"
 #include "support/fusion_check.h"
+#include "support/gpu_context.h"
 
 namespace vkfuse::testing {
 TEST_CASE("random elementwise chains: one dispatch fused, one per op unfused, all equal") {
@@ -126,15 +128,23 @@ TEST_CASE("row walks: reductions that need each other's results, chains between 
   //   x ─ Mul(w) ─ t ─ ReduceMean ─ m ─ Sub(t, m) ─ d ─ Abs ─ ReduceMax ─ a ─ Add(eps) ─┐
   //                                                └──────────────────────────────────Div ─ Mul(g) ─ Tanh ─ y
   // plus the raw mean as a second output (post stage) and t itself (stored in walk 0). Rows over one
-  // and over two trailing axes, 1 to 4097 elements; where rows allow walks it is one dispatch.
+  // and over two trailing axes, 1 to 4097 elements; where rows allow walks it is one dispatch. Each
+  // case combines the walks' partial results both ways: with subgroup operations where the device has
+  // them, and with the shared-memory tree (the test's context then plans as a device without them).
   struct Case {
     Shape shape;
     int axis;
     std::size_t fused;
   };
   const Case cases[] = {{{7, 13}, 1, 1}, {{3, 5, 127}, 1, 1}, {{4, 1}, 1, 1}, {{2, 4097}, 1, 3}, {{1031}, 0, 1}};
+  DevicePlan& plan = gpu_context().impl()->plan;
+  const bool has_subgroups = plan.subgroup_arithmetic;
   std::uint32_t seed = 60;
+  for (const bool subgroups : {true, false})
   for (const Case& c : cases) {
+    if (subgroups && !has_subgroups) continue;
+    plan.subgroup_arithmetic = subgroups;
+    CAPTURE(subgroups);
     CAPTURE(shape_to_string(c.shape));
     GraphBuilder b;
     const Shape row(c.shape.begin() + c.axis, c.shape.end());
@@ -155,6 +165,7 @@ TEST_CASE("row walks: reductions that need each other's results, chains between 
     CHECK(o.fused_dispatches == c.fused);
     CHECK(o.unfused_dispatches == 9);
   }
+  plan.subgroup_arithmetic = has_subgroups;
 }
 
 TEST_CASE("two reductions share one dispatch, and a pre-reduction value can be an output") {

@@ -35,6 +35,7 @@ TEST_CASE("device plan from minimal caps") {
   CHECK(plan.shared_memory_bytes == 16384);  // caps of 0 (unknown) fall back to the Vulkan minimums
   CHECK(plan.max_workgroup_invocations == 128);
   CHECK(plan.subgroup_size == 1);
+  CHECK_FALSE(plan.subgroup_arithmetic);
 }
 
 TEST_CASE("device plan from large caps keeps its own caps") {
@@ -56,6 +57,17 @@ TEST_CASE("device plan from large caps keeps its own caps") {
   DevicePlan odd = plan;
   odd.max_binding_bytes = 5000;
   CHECK(odd.chunk_bytes() == 4096);  // chunks start at aligned offsets
+}
+
+TEST_CASE("subgroup arithmetic in compute shaders: basic and arithmetic operations, in the compute stage") {
+  DeviceCaps caps = fake_caps(256);
+  caps.subgroup_size = 32;
+  caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  CHECK_FALSE(make_device_plan(caps).subgroup_arithmetic);  // not in the compute stage
+  caps.subgroup_in_compute = true;
+  CHECK(make_device_plan(caps).subgroup_arithmetic);
+  caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
+  CHECK_FALSE(make_device_plan(caps).subgroup_arithmetic);
 }
 
 TEST_CASE("the reduce workgroup is a power of two") {

@@ -47,6 +47,11 @@ layout(std430, set = 0, binding = 2) writeonly buffer VkfBuf2 { float d[]; } vkf
 // outputs that need the results of w earlier walks, which every invocation holds in registers. The row
 // is read from memory once per walk; short rows (the planner's row passes) stay in the caches.
 //
+// Combining: where the device has subgroup arithmetic (DevicePlan::subgroup_arithmetic) each subgroup
+// combines its invocations' partials in one operation and every invocation folds the subgroups' results
+// from vkf_partial after one barrier; elsewhere a shared-memory tree halves the active invocations each
+// step (log2(VKF_WORKGROUP_SIZE) barriers).
+//
 // Hooks filled by the code generator:
 //   vkf_lane<w>(...)  the pre-stage chain of walk w for one element; vkf_post(...) the post-stage chain
 //   @vkf_row_walks (every walk: fold, combine through vkf_partial, read back), @vkf_finish
@@ -122,7 +127,8 @@ void main() {
       }
       barrier();
     }
-    red0 = vkf_partial[0][0] * VKF_F32(0x3d9d89d9u) /*0.0769231*/;
+    red0 = vkf_partial[0][0];
+    red0 *= VKF_F32(0x3d9d89d9u) /*0.0769231*/;
     // walk 1: folds 1 reduction(s), stores 0 output(s)
     float acc1 = 0.0;
     for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
@@ -141,7 +147,8 @@ void main() {
       }
       barrier();
     }
-    red1 = vkf_partial[1][0] * VKF_F32(0x3d9d89d9u) /*0.0769231*/;
+    red1 = vkf_partial[1][0];
+    red1 *= VKF_F32(0x3d9d89d9u) /*0.0769231*/;
     // walk 2: folds 0 reduction(s), stores 1 output(s)
     for (uint k = tid; k < VKF_INNER; k += uint(VKF_WORKGROUP_SIZE)) {
       const uint i = row * VKF_INNER + k;

@@ -34,6 +34,11 @@ layout(std430, set = 0, binding = 1) writeonly buffer VkfBuf1 { float d[]; } vkf
 // outputs that need the results of w earlier walks, which every invocation holds in registers. The row
 // is read from memory once per walk; short rows (the planner's row passes) stay in the caches.
 //
+// Combining: where the device has subgroup arithmetic (DevicePlan::subgroup_arithmetic) each subgroup
+// combines its invocations' partials in one operation and every invocation folds the subgroups' results
+// from vkf_partial after one barrier; elsewhere a shared-memory tree halves the active invocations each
+// step (log2(VKF_WORKGROUP_SIZE) barriers).
+//
 // Hooks filled by the code generator:
 //   vkf_lane<w>(...)  the pre-stage chain of walk w for one element; vkf_post(...) the post-stage chain
 //   @vkf_row_walks (every walk: fold, combine through vkf_partial, read back), @vkf_finish
@@ -80,7 +85,8 @@ void main() {
       }
       barrier();
     }
-    red0 = vkf_partial[0][0] * VKF_F32(0x3d800000u) /*0.0625*/;
+    red0 = vkf_partial[0][0];
+    red0 *= VKF_F32(0x3d800000u) /*0.0625*/;
     if (tid == 0u) {
       float o0;
       vkf_post(red0, o0);
