@@ -8,7 +8,8 @@
 // launcher's choice, e.g. to compare 128x128x8 with 128x128x16 on one GPU; "auto" is the choice.
 //
 //   vkfuse_bench_gemm [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
-//                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,...]  (bm x bn x bk : tm x tn [/ split K])
+//                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,64x64x16:8x8+4,...]
+//                     (bm x bn x bk : tm x tn [/ split K inside the workgroup] [+ workgroups per tile])
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,11 +35,21 @@ using bench::split;
 // std::nullopt for anything else.
 std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
   if (text == "auto") return std::optional<GemmTile>();
-  unsigned bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, slices = 1;
-  char end = 0;
-  const int read = std::sscanf(text.c_str(), "%ux%ux%u:%ux%u/%u%c", &bm, &bn, &bk, &tm, &tn, &slices, &end);
-  if (read != 5 && read != 6) return std::nullopt;
-  return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices});
+  unsigned bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, slices = 1, groups = 1;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%ux%ux%u:%ux%u%n", &bm, &bn, &bk, &tm, &tn, &used) != 5) return std::nullopt;
+  std::string rest = text.substr(static_cast<std::size_t>(used));
+  int more = 0;
+  if (!rest.empty() && rest[0] == '/') {
+    if (std::sscanf(rest.c_str(), "/%u%n", &slices, &more) != 1) return std::nullopt;
+    rest = rest.substr(static_cast<std::size_t>(more));
+  }
+  if (!rest.empty() && rest[0] == '+') {
+    if (std::sscanf(rest.c_str(), "+%u%n", &groups, &more) != 1) return std::nullopt;
+    rest = rest.substr(static_cast<std::size_t>(more));
+  }
+  if (!rest.empty()) return std::nullopt;
+  return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices, groups});
 }
 
 // A problem size: "n" (n x n x n) or "MxNxK".
@@ -67,7 +78,9 @@ std::string describe(const GemmTiling& t) {
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
          " invocations, " + std::to_string(t.stages) + " stage(s)" +
-         (t.split > 1 ? ", split K " + std::to_string(t.split) : std::string()) + ", " + std::to_string(t.shared_bytes) + " B shared";
+         (t.split > 1 ? ", split K " + std::to_string(t.split) : std::string()) +
+         (t.groups > 1 ? ", " + std::to_string(t.groups) + " workgroups per tile" : std::string()) + ", " +
+         std::to_string(t.shared_bytes) + " B shared";
 }
 
 struct Measured {
@@ -167,7 +180,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--dtype takes f32, f16 or both, not %s\n", dtype_flag.c_str());
     return 2;
   }
-  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT]");
+  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT][+GROUPS]");
   if (!tiles) return 2;
 
   auto context = Context::create({});

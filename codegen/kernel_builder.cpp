@@ -74,6 +74,7 @@ Status check_spec(const KernelSpec& spec) {
       VKFUSE_TRY(check_operands(spec, load.ops, load.inputs.size(), 0));
     }
     if (computed != spec.loads.size()) return fail("a load no argument uses");
+    if ((spec.split_counters > 0) != (spec.split_partial_bytes > 0)) return fail("split K needs counters and partials");
     if (spec.reduced != spec.domain) return fail("a kernel root's post stage runs over its output");
     for (const KernelOutput& output : spec.outputs)
       if (output.pre_stage) return fail("kernel roots store through their post stage");
@@ -266,7 +267,8 @@ uint32_t count_bindings(const KernelSpec& spec) {
   for (std::size_t l = 0; l < spec.loads.size(); ++l)
     make_stage(spec.loads[l].inputs, spec.loads[l].ops, {}, "", shared, next_binding);
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
-  return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size());
+  return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size()) +
+         (spec.split_counters > 0 ? 2u : 0u);
 }
 
 std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {

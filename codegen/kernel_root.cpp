@@ -26,6 +26,12 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
         << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
   }
+  if (spec.split_counters > 0) {
+    const int b = first_output_binding + static_cast<int>(spec.outputs.size());
+    out << "layout(std430, set = 0, binding = " << b << ") coherent buffer VkfSplitCounters { uint d[]; } vkf_split_counters;\n"
+        << "layout(std430, set = 0, binding = " << b + 1
+        << ") coherent buffer VkfSplitPartials { vec4 d[]; } vkf_split_partials;\n";
+  }
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     const KernelInput& input = spec.inputs[k];
     if (input.load >= 0) {

@@ -102,13 +102,18 @@ struct KernelSpec {
   std::vector<std::pair<std::string, std::string>> kernel_defines;  // the op's constants
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
   std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
+  // Split K across workgroups (KernelLaunch says how): two more bindings after the outputs, the
+  // counters (uint) and the partial sums (vec4), both coherent.
+  std::uint32_t split_counters = 0;
+  std::uint64_t split_partial_bytes = 0;
 
   bool is_reduce() const { return !reductions.empty(); }
   bool is_kernel() const { return !kernel_root.empty(); }
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
-// then of each load's inputs, then of the post inputs (all in order of first use), then the outputs.
+// then of each load's inputs, then of the post inputs (all in order of first use), then the outputs,
+// then (split K across workgroups) the split counters and partial sums.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

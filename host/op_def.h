@@ -64,6 +64,12 @@ struct KernelLaunch {
   std::vector<std::pair<std::string, std::string>> defines;  // {"VKF_M", "128u"}, ...
   std::uint32_t workgroup_size = 256;                        // local_size_x
   std::array<std::uint32_t, 3> workgroups{1, 1, 1};          // within the device's limits
+  // Split K across workgroups (roots/gemm_tiled.glsl, VKF_SPLIT_GROUPS): the root binds two scratch
+  // buffers the session shares between such groups, after its outputs: `split_counters` uints, zero
+  // when the dispatch starts and left zero when it ends, and `split_partial_bytes` of partial sums it
+  // writes before it reads them. 0: none.
+  std::uint32_t split_counters = 0;
+  std::uint64_t split_partial_bytes = 0;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);

@@ -65,6 +65,9 @@ struct Session::Impl {
   std::map<ValueId, Buffer> uploads;      // staging for graph inputs
   std::map<ValueId, Buffer> downloads;    // staging for graph outputs
   std::optional<Buffer> arena;
+  // Split K across workgroups (KernelLaunch::split_counters): counters and partial sums shared by every
+  // such group; the scheduler orders those groups, as each lists both as read and written.
+  std::optional<Buffer> split_counters, split_partials;
   std::vector<ComputePipeline> pipelines;
   std::optional<DescriptorArena> descriptors;
   std::optional<CommandRecorder> recorder;
@@ -173,6 +176,37 @@ struct Session::Impl {
       VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(ctx(), memory.arena_bytes, MemoryUsage::kDeviceLocal, "arena"));
       arena.emplace(std::move(buffer));
     }
+    return allocate_split_buffers();
+  }
+
+  // The split-K scratch, sized for the largest user: counters zeroed once here (the groups leave them
+  // zero), partial sums uninitialized.
+  Status allocate_split_buffers() {
+    std::uint64_t counters = 0, partials = 0;
+    for (const GroupKernel& kernel : kernels) {
+      counters = std::max<std::uint64_t>(counters, kernel.spec.split_counters);
+      partials = std::max(partials, kernel.spec.split_partial_bytes);
+    }
+    if (counters == 0) return {};
+    if (partials > context->plan.max_binding_bytes)
+      return make_error(ErrorCode::kInternal, "split-K partial sums of " + std::to_string(partials) +
+                                                  " bytes exceed one storage buffer binding");
+    const std::uint64_t counter_bytes = counters * sizeof(std::uint32_t);
+    VKFUSE_ASSIGN_OR_RETURN(Buffer zeros, Buffer::create(ctx(), counter_bytes, MemoryUsage::kUpload));
+    std::memset(zeros.mapped(), 0, counter_bytes);
+    VKFUSE_TRY(zeros.flush());
+    VKFUSE_ASSIGN_OR_RETURN(Buffer counter_buffer,
+                            Buffer::create(ctx(), counter_bytes, MemoryUsage::kDeviceLocal, "split-K counters"));
+    VKFUSE_ASSIGN_OR_RETURN(Buffer partial_buffer,
+                            Buffer::create(ctx(), partials, MemoryUsage::kDeviceLocal, "split-K partial sums"));
+    VKFUSE_ASSIGN_OR_RETURN(CommandRecorder once, CommandRecorder::create(ctx(), 0));
+    VKFUSE_TRY(once.begin());
+    const VkBufferCopy region{0, 0, counter_bytes};
+    once.copy(zeros.handle(), counter_buffer.handle(), {&region, 1});
+    VKFUSE_TRY(once.end());
+    VKFUSE_TRY(once.submit_and_wait());
+    split_counters.emplace(std::move(counter_buffer));
+    split_partials.emplace(std::move(partial_buffer));
     return {};
   }
 
@@ -207,7 +241,7 @@ struct Session::Impl {
 
   Status record() {
     std::uint32_t total_bindings = 0;
-    for (const GroupKernel& k : kernels) total_bindings += static_cast<std::uint32_t>(k.bound_values.size());
+    for (const GroupKernel& k : kernels) total_bindings += count_bindings(k.spec);
     VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(kernels.size()),
                                                                          std::max<std::uint32_t>(total_bindings, 1)));
     descriptors.emplace(std::move(pool));
@@ -233,6 +267,15 @@ struct Session::Impl {
         ranges.push_back({p.buffer, p.offset, p.bytes});
         const bool is_output = b >= kernel.bound_values.size() - outputs;
         (is_output ? dispatch.writes : dispatch.reads).push_back({p.buffer, p.offset, p.bytes});
+      }
+      if (kernel.spec.split_counters > 0) {
+        const MemoryRange counters{split_counters->handle(), 0, kernel.spec.split_counters * sizeof(std::uint32_t)};
+        const MemoryRange partials{split_partials->handle(), 0, kernel.spec.split_partial_bytes};
+        for (const MemoryRange& r : {counters, partials}) {
+          ranges.push_back({r.buffer, r.offset, r.bytes});
+          dispatch.reads.push_back(r);
+          dispatch.writes.push_back(r);
+        }
       }
       VKFUSE_ASSIGN_OR_RETURN(VkDescriptorSet set, descriptors->allocate(pipelines[k], ranges));
       dispatch.pipeline = &pipelines[k];

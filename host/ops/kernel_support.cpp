@@ -39,22 +39,32 @@ namespace {
 // Tiles of roots/gemm_tiled.glsl. 128x128 with an 8x8 register block per invocation is the classic fp32
 // SGEMM shape: 64 FMAs for every four vec4 shared-memory reads, 256 invocations. The smaller tiles keep
 // the GPU filled when M * N is small (64x64 with the same 8x8 block; 32x32 with 4x4), and their split-K
-// forms (2 or 4 slices of 64 invocations over each staged K slice, partial sums added through shared
-// memory) multiply the invocations again for the smallest products with a long K (batch-1 transformer
-// layers: 197 x 768 outputs over K = 3072). Each is 16 deep where two stages of that fit the device and
-// a slice has 64 invocations (128x128x16: 33 KB, an H100's 48 KB yes, lavapipe's 32 KB no), else 8: a
-// deeper step halves the barriers per FMA and gives the next step's global loads twice the multiply to
-// arrive behind.
-constexpr GemmTile kTiles[] = {{128, 128, 0, 8, 8, 1}, {64, 64, 0, 8, 8, 1}, {32, 32, 0, 4, 4, 1},
-                               {64, 64, 0, 8, 8, 2},   {32, 32, 0, 4, 4, 2}, {32, 32, 0, 4, 4, 4}};
+// forms multiply the invocations again for the smallest products with a long K (batch-1 transformer
+// layers: 197 x 768 outputs over K = 3072): 2 slices of 64 invocations over each staged K slice
+// (partial sums added through shared memory), or 32x32 tiles split over 4, 8 or 16 workgroups (partial
+// sums through memory, added by the last workgroup of each tile). Each is 16 deep where two stages of
+// that fit the device and a slice has 64 invocations (128x128x16: 33 KB, an H100's 48 KB yes,
+// lavapipe's 32 KB no), else 8: a deeper step halves the barriers per FMA and gives the next step's
+// global loads twice the multiply to arrive behind.
+// Split over workgroups replaced 32x32 tiles of 4 slices (256 invocations each walking all of K). H100,
+// 2026-11-23, ms (vkfuse_bench_gemm --tiles, 32x32x32 4 slices / 32x32x16 over 4 / over 8 workgroups):
+// 197x768x3072 0.082 / 0.055 / 0.058, 197x768x768 0.023 / 0.018 / 0.021, 49x768x3072 0.045 / 0.033 /
+// 0.025, 196x384x1536 0.025 / 0.023 / 0.019, 784x192x768 0.023 / 0.017 / 0.021, 49x3072x768 0.022 /
+// 0.017 / 0.023: the tile that fills the GPU won each time.
+constexpr GemmTile kTiles[] = {{128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 32, 0, 4, 4, 1},
+                               {64, 64, 0, 8, 8, 2},     {32, 32, 0, 4, 4, 2},    {32, 32, 0, 4, 4, 1, 4},
+                               {32, 32, 0, 4, 4, 1, 8},  {32, 32, 0, 4, 4, 1, 16}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
 // Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
 // tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
 
-// Split K only where each slice's share of K is at least this many steps of bk: shorter and the
-// partial-sum exchange costs more than the extra invocations win.
+// Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
+// and the partial-sum exchange costs more than the extra invocations win.
 constexpr std::int64_t kMinSplitSteps = 2;
+
+// Split K across workgroups: at most this many per tile.
+constexpr std::uint32_t kMaxSplitGroups = 16;
 
 // At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
 constexpr std::int64_t kSkinnyMaxRows = 4;
@@ -112,18 +122,18 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 }
 
 // First fill the GPU, then reuse (the Conv rule's, host/ops/conv_ops.cpp choose_conv_tile). For tile t:
-//   launched = batch x tiles x invocations per workgroup (all slices),
-//   busy     = outputs / (tm * tn / split), the invocations with real outputs,
+//   launched = batch x tiles x workgroups per tile x invocations per workgroup (all slices),
+//   busy     = outputs / (tm * tn / (split x workgroups per tile)), the invocations with real outputs,
 //   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
-//              loads per FMA the larger it is; split K divides it by the slices).
+//              loads per FMA the larger it is; split K divides it by the slices or workgroups).
 // Tiles whose busy invocations reach kFillInvocations compete on reuse; when none does, the most busy
 // invocations win, ties to more reuse. Remaining ties go to less padding, then to the larger tile (fewer
 // loads per output: 128x128 over 64x64 8x8 on large squares), then to the table's order. Split-K tiles
-// take part only where K gives each slice kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up
-// 128x128x8; 1024^2 32x32x16 4x4 (64K invocations; 64x64 8x8 gives 16K); vit_b_16's 197 x 768 outputs
-// (K 768 or 3072) 32x32x32 split 4 (38K busy), its 197 x 3072 ones 32x32x16 (38K); convnext_tiny's
-// 49 x 768 (K 3072) 32x32x64 split 4 (48 workgroups) (the test "MatMul picks each GEMM blocking ..."
-// pins these).
+// take part only where K gives each slice or workgroup kMinSplitSteps steps. H100 plan (48 KB): 2048^2
+// and up 128x128x8; 1024^2 32x32x16 4x4 (64K invocations; 64x64 8x8 gives 16K); vit_b_16's 197 x 768
+// outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 3072 ones 32x32x16 (38K);
+// convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM
+// blocking ..." pins these).
 GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   GemmTiling tiling;
   if (p.m <= kSkinnyMaxRows) {
@@ -179,13 +189,14 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     for (const GemmTile& shape : kTiles) {
       const GemmTile c = with_depth(shape, p, device);
       if (!tile_fits(c, device)) continue;
-      if (c.split > 1 && p.k < kMinSplitSteps * c.split * c.bk) continue;
-      const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn);
+      if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
+      const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
-      const double busy = outputs * c.split / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
+      const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
       const bool filled = busy >= static_cast<double>(kFillInvocations);
       const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
-                        outputs / static_cast<double>(workgroups * c.bm * c.bn), static_cast<std::int64_t>(c.bm) * c.bn};
+                        outputs * c.groups / static_cast<double>(workgroups * c.bm * c.bn),
+                        static_cast<std::int64_t>(c.bm) * c.bn};
       if (!found || score.key() > best.key()) t = c, best = score, found = true;
     }
   }
@@ -195,6 +206,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   tiling.tm = t.tm;
   tiling.tn = t.tn;
   tiling.split = t.split;
+  tiling.groups = t.groups;
   tiling.workgroup_size = tiled_threads(t);
   tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
   tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
@@ -206,7 +218,7 @@ Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
     const GemmTile& t = *tile;
     const std::string name = std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + " with " +
                              std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, split " +
-                             std::to_string(t.split);
+                             std::to_string(t.split) + ", " + std::to_string(t.groups) + " workgroup(s) per tile";
     // roots/gemm_tiled.glsl: register blocks of vec4s; every invocation loads the same number of
     // elements of each slice; slices read along K in runs of 8 (or all of a shallower one); split K
     // into 1, 2 or 4 slices of invocations, each multiplying the same number of k's of a staged slice.
@@ -214,11 +226,11 @@ Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
                         (t.split == 1 || t.split == 2 || t.split == 4) && t.bk % t.split == 0 &&
                         t.bm % t.tm == 0 &&
                         t.bn % t.tn == 0 && (t.bm * t.bk) % tiled_threads(t) == 0 &&
-                        (t.bk * t.bn) % tiled_threads(t) == 0;
+                        (t.bk * t.bn) % tiled_threads(t) == 0 && t.groups >= 1 && t.groups <= kMaxSplitGroups;
     if (!shaped)
       return make_error(ErrorCode::kInvalidArgument,
                         "GEMM tile " + name + ": tm and tn must be multiples of 4 dividing bm and bn, bk at most 8 or a "
-                        "multiple of 8, split 1, 2 or 4 dividing bk, and each slice (bm x bk, bk x bn) a multiple of the " + std::to_string(tiled_threads(t)) + " invocations");
+                        "multiple of 8, split 1, 2 or 4 dividing bk, each slice (bm x bk, bk x bn) a multiple of the " + std::to_string(tiled_threads(t)) + " invocations, and 1 to " + std::to_string(kMaxSplitGroups) + " workgroups per tile");
     if (!tile_fits(t, device))
       return make_error(ErrorCode::kInvalidArgument,
                         "GEMM tile " + name + " needs " + std::to_string(tiled_threads(t)) + " invocations and " +
@@ -231,7 +243,7 @@ Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
 }
 
 KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
-  const GemmTiling tiling = choose_gemm_tiling(p, device);
+  GemmTiling tiling = choose_gemm_tiling(p, device);
   const std::int64_t tiles_m = div_up(p.m, tiling.bm), tiles_n = div_up(p.n, tiling.bn);
   KernelLaunch launch;
   launch.workgroup_size = tiling.workgroup_size;
@@ -272,6 +284,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_A_QUADS", a_quads ? "1" : "0"},
                                                  {"VKF_B_QUADS", b_quads ? "1" : "0"}});
   } else {
+    // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
+    const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
+    tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -279,9 +294,17 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_TM", glsl_uint(tiling.tm)},
                                                  {"VKF_TN", glsl_uint(tiling.tn)},
                                                  {"VKF_STAGES", std::to_string(tiling.stages)},
-                                                 {"VKF_SPLIT_K", std::to_string(tiling.split)}});
+                                                 {"VKF_SPLIT_K", std::to_string(tiling.split)},
+                                                 {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
+                                                 {"VKF_K_PART", glsl_uint(k_part)}});
+    if (tiling.groups > 1) {
+      launch.split_counters = static_cast<std::uint32_t>(p.batch * tiles_m * tiles_n);
+      launch.split_partial_bytes =
+          static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
+    }
   }
-  launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n, 1, device), 1, 1};
+  launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * (tiling.kernel == GemmKernel::kTiled ? tiling.groups : 1), 1,
+                                device), 1, 1};
   return launch;
 }
 

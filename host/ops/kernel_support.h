@@ -55,8 +55,10 @@ enum class GemmKernel {
 // One blocking of roots/gemm_tiled.glsl: bm x bn output tiles, K in bk steps, tm x tn per invocation,
 // `split` slices of (bm / tm) * (bn / tn) invocations each multiplying 1 / split of every staged K slice
 // (split K inside the workgroup; 1, 2 or 4, dividing bk).
+// `groups` workgroups per tile split K between them as well (split K across workgroups: each walks its
+// share of K and leaves its partial sums in memory; the last to finish a tile adds them and stores).
 struct GemmTile {
-  std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, split = 1;
+  std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, split = 1, groups = 1;
 };
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
@@ -64,6 +66,7 @@ struct GemmTiling {
   std::uint32_t tm = 0, tn = 0;   // kTiled: the register block of one invocation (multiples of 4)
   std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
   std::uint32_t split = 1;        // kTiled: slices of invocations splitting each staged K slice
+  std::uint32_t groups = 1;       // kTiled: workgroups splitting K for each tile
   std::uint32_t k_lanes = 1;      // kSkinny
   std::uint32_t warps_m = 1, warps_n = 1;  // kCoopmat: subgroups down and across a tile
   std::uint32_t workgroup_size = 0;

@@ -14,6 +14,12 @@
 // slices 1.. hand their partial sums to slice 0 through shared memory, which adds them and stores
 // (mirrors roots/conv2d.glsl). Products too small to fill the GPU with tiles (batch-1 transformer
 // layers) then keep S times more invocations busy on the same tiles.
+// Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each tile, workgroup p walking
+// k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole VKF_BK steps; the host makes every part non-empty).
+// Each leaves its partial sums in vkf_split_partials and counts itself in the tile's counter in
+// vkf_split_counters; the last to arrive adds the G partials in part order (the same sum whichever
+// arrives last), stores through VKF_OUT0 and sets the counter back to zero for the next dispatch.
+// A long K is then walked by G times more workgroups at once.
 //
 // Defines (host/ops/kernel_support.cpp, gemm_launch): VKF_BATCH, VKF_M, VKF_N, VKF_K; VKF_A_BATCH(b),
 // VKF_B_BATCH(b) (element offsets of batch b's matrices); element (m, k) of A at VKF_A_STRIDE_M * m +
@@ -21,7 +27,9 @@
 // VKF_B_N_FAST (1 when that stride is 1: consecutive invocations then load consecutive elements);
 // VKF_BM, VKF_BN, VKF_BK, VKF_TM, VKF_TN (multiples of 4), VKF_STAGES (1 or 2), VKF_TILES_M,
 // VKF_TILES_N; VKF_SPLIT_K (1, 2 or 4, dividing VKF_BK; VKF_WORKGROUP_SIZE == (BM/TM) * (BN/TN) *
-// VKF_SPLIT_K); VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of element (m, n).
+// VKF_SPLIT_K); VKF_SPLIT_GROUPS and VKF_K_PART (1 and any multiple of VKF_BK at least VKF_K without
+// split K across workgroups); VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of
+// element (m, n).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -43,6 +51,9 @@ shared vec4 vkf_sb[VKF_STAGES * VKF_BK * kRowB];
 // Slices 1.. leave their partial sums here for slice 0: vec4 e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN/4 + e) * kSliceThreads + lane (neighbouring invocations, neighbouring vec4s).
 shared vec4 vkf_partial[uint(VKF_SPLIT_K - 1) * (VKF_TM * VKF_TN / 4u) * kSliceThreads];
+#endif
+#if VKF_SPLIT_GROUPS > 1
+shared bool vkf_last_part;  // this workgroup is the tile's last to finish its part of K
 #endif
 
 // Slot `i` of this invocation's share of a slice, as (slow, fast) coordinates: consecutive invocations
@@ -78,11 +89,16 @@ void main() {
   const uint tx = lane % kThreadsN;
   const uint ty = lane / kThreadsN;
   const uint tiles = VKF_TILES_M * VKF_TILES_N;
-  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles; t += gl_NumWorkGroups.x) {
+  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles * uint(VKF_SPLIT_GROUPS); t += gl_NumWorkGroups.x) {
     // Tile order: runs of kGroupM tile rows walk N together, so workgroups in flight share their A and
-    // B slices in the cache instead of each streaming a whole row of B.
-    const uint batch = t / tiles;
-    const uint r = t - batch * tiles;
+    // B slices in the cache instead of each streaming a whole row of B. The parts of a tile's K follow
+    // each other.
+    const uint item = t / uint(VKF_SPLIT_GROUPS);  // batch * tiles + tile
+    const uint part = t % uint(VKF_SPLIT_GROUPS);
+    const uint k_begin = part * VKF_K_PART;
+    const uint k_end = min(VKF_K, k_begin + VKF_K_PART);
+    const uint batch = item / tiles;
+    const uint r = item - batch * tiles;
     const uint group = r / (kGroupM * VKF_TILES_N);
     const uint first_row = group * kGroupM;
     const uint group_rows = min(VKF_TILES_M - first_row, kGroupM);
@@ -126,12 +142,12 @@ void main() {
       vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u][s.y % 4u] = rb[i];                         \
     }
 
-    VKF_LOAD_SLICES(0u)
+    VKF_LOAD_SLICES(k_begin)
     VKF_STORE_SLICES(0u)
     barrier();
     uint stage = 0u;
-    for (uint k0 = 0u; k0 < VKF_K; k0 += VKF_BK) {
-      const bool more = k0 + VKF_BK < VKF_K;
+    for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
+      const bool more = k0 + VKF_BK < k_end;
       if (more) {
         VKF_LOAD_SLICES(k0 + VKF_BK)  // in flight while this step multiplies
       }
@@ -172,6 +188,34 @@ void main() {
           [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
             acc[i][j] += vkf_partial[((s - 1u) * (VKF_TM * VKF_TN / 4u) + i * (VKF_TN / 4u) + j) * kSliceThreads + lane];
     }
+#endif
+
+#if VKF_SPLIT_GROUPS > 1
+    // This part's sums -> memory (vec4 e of invocation `lane` at e * kSliceThreads + lane of the part's
+    // block); the writes reach the device before the count that announces them.
+    const uint kPartVec4s = VKF_BM * VKF_BN / 4u;
+    const uint tile_partials = item * uint(VKF_SPLIT_GROUPS) * kPartVec4s;
+    if (slice == 0u) {
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
+          vkf_split_partials.d[tile_partials + part * kPartVec4s + (i * (VKF_TN / 4u) + j) * kSliceThreads + lane] = acc[i][j];
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationID.x == 0u)
+      vkf_last_part = atomicAdd(vkf_split_counters.d[item], 1u) == uint(VKF_SPLIT_GROUPS) - 1u;
+    barrier();
+    if (!vkf_last_part) continue;  // uniform: the tile's last workgroup adds and stores
+    memoryBarrierBuffer();  // the other parts' sums, announced by their counts
+    if (slice == 0u) {
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
+      for (uint q = 0u; q < uint(VKF_SPLIT_GROUPS); ++q)
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+          [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
+            acc[i][j] += vkf_split_partials.d[tile_partials + q * kPartVec4s + (i * (VKF_TN / 4u) + j) * kSliceThreads + lane];
+    }
+    if (gl_LocalInvocationID.x == 0u) vkf_split_counters.d[item] = 0u;  // ready for the next dispatch
 #endif
 
     const uint out_base = batch * VKF_M * VKF_N;

@@ -8,6 +8,8 @@
 #include "host/context_impl.h"
 #include "host/op_registry.h"
 #include "host/ops/kernel_support.h"
+#include "support/compare.h"
+#include "support/fusion_check.h"
 #include "support/gpu_context.h"
 #include "support/kernel_case.h"
 
@@ -29,7 +31,7 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{2, 33, 130}, {130, 31}}},
     {"MatMul", {{32, 129, 7}, {7, 129}}},              // 128x128 tiles (forced): 2x2 per batch with 1-row / 1-column edges; K < 8
     {"MatMul", {{2, 4, 200, 33}, {4, 33, 200}}},       // 64x64 tiles (forced); B's batch broadcast over A's first dimension
-    {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles split 4 (the rule), K of 125 slices
+    {"MatMul", {{37, 1000}, {1000, 45}}},              // 32x32 tiles split over 16 workgroups (the rule)
     {"MatMul", {{64, 16}, {16, 96}}},                  // whole 32x32 tiles: no bounds checks, one K step
     {"MatMul", {{256, 48}, {48, 256}}},                // whole tiles of every size, K of 3 (or 6) steps
     {"MatMul", {{5, 130}, {130, 7}}},                  // one row past the skinny root
@@ -40,8 +42,8 @@ const std::vector<KernelCase> kMatMulCases = {
 };
 
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
-// stages), "tiled 32x32x16 2 split 4" (split K inside the workgroup) or "skinny 4x32" (rows x columns
-// per workgroup).
+// stages), "tiled 32x32x16 2 split 4" (split K inside the workgroup), "tiled 32x32x16 2 over 4 workgroups"
+// (split K across workgroups) or "skinny 4x32" (rows x columns per workgroup).
 std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan, DType dtype = DType::kF32) {
   const OpDef* op = find_op("MatMul");
   REQUIRE(op != nullptr);
@@ -60,9 +62,9 @@ std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& pl
     return "coopmat " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_WARPS_M") +
            "x" + define("VKF_WARPS_N") + " of " + std::to_string(launch->workgroup_size);
   REQUIRE(launch->root == "roots/gemm_tiled.glsl");
-  const std::string split = define("VKF_SPLIT_K");
+  const std::string split = define("VKF_SPLIT_K"), groups = define("VKF_SPLIT_GROUPS");
   return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES") +
-         (split == "1" ? "" : " split " + split);
+         (split == "1" ? "" : " split " + split) + (groups == "1" ? "" : " over " + groups + " workgroups");
 }
 
 // Clears force_gemm_tile's setting however the test leaves its scope.
@@ -96,8 +98,8 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
 
 TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
-  // 132 x 256 compete on outputs per invocation, else the most invocations win; split K where K gives
-  // each slice two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
+  // 132 x 256 compete on outputs per invocation, else the most invocations win; split K (over slices of
+  // a workgroup or over workgroups) where K gives each slice or workgroup two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
   // the 128x128 tile stays 8 deep (on the H100 16 deep cost it a fifth of its speed: with_depth).
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
   for (const DevicePlan& plan : {lavapipe, h100}) {
@@ -105,19 +107,18 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     const std::string large = "tiled 128x128x8 2";
     CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 32x32x16 2");  // 33K invocations of 4x4: the most
     CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 32x32x16 2");  // K too short to split
-    // Split K goes 32 deep where two stages fit, 64 where there are fewer workgroups than SMs (132).
-    const std::string deepest = plan.shared_memory_bytes >= 49152 ? "tiled 32x32x64 2 split 4" : "tiled 32x32x32 2 split 4";
-    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == deepest);  // 4 workgroups
-    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2 split 4");  // K 130: 2 steps of 16 per slice
+    // Few outputs, long K: 32x32 tiles split over up to 16 workgroups, each part two steps or more.
+    CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan) == "tiled 32x32x16 2 over 16 workgroups");  // 4 tiles
+    CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2 over 3 workgroups");  // 4 asked; parts of 48
     CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
     CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
     CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 65K invocations of 8x8: filled
     CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 32x32x16 2");  // 8x8: only 16K; 4x4: 65K
-    // Batch-1 ViT (vit_b_16): 197 x 768 outputs are 37.8K busy invocations (43K launched: 7 x 24 tiles of
-    // 256) only with 4 slices of 4x4; 197 x 3072 outputs fill with 4x4 alone (37.8K, 43K launched).
-    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x32 2 split 4");  // 168 workgroups
-    CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x32 2 split 4");
-    CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == deepest);  // convnext_tiny: 48 workgroups
+    // Batch-1 ViT (vit_b_16): 197 x 768 outputs are 37.8K busy invocations (43K launched: 7 x 24 tiles,
+    // each over 4 workgroups of 64) only with K split 4 ways; 197 x 3072 outputs fill with 4x4 alone.
+    CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");  // 672 workgroups
+    CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");
+    CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 16 workgroups");  // convnext_tiny
     CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
@@ -135,7 +136,7 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // (two stages of 64x64x16 take 17 KB); 16 KB and 256 invocations: 128x128x8 in one stage.
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 128)) == "tiled 64x64x8 2");
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 256)) == "tiled 128x128x8 1");
-  CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2 split 2");
+  CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2 over 16 workgroups");
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
 }
 
@@ -210,8 +211,9 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
 // The blockings a larger device picks (or a benchmark may force) that lavapipe's limits keep the rule
 // from picking: 128x128x16 (one stage here, two on an H100), 128x256 with 16 columns per invocation,
 // and 64x64x16 in f16 too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 8, 16, 32 and 64
-// deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; MatMul's cases and Gemm's (every transA / transB, so each operand
-// is read along K and across it).
+// deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; and split K
+// across 3, 4 (with 2 slices inside) and 16 workgroups per tile. MatMul's cases and Gemm's (every
+// transA / transB, so each operand is read along K and across it).
 TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   const ForcedTileReset reset;
   const DevicePlan& plan = gpu_context().impl()->plan;
@@ -219,12 +221,15 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8},
                                GemmTile{32, 32, 16, 4, 4, 2}, GemmTile{32, 32, 16, 4, 4, 4}, GemmTile{32, 32, 8, 4, 4, 4},
                                GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}, GemmTile{32, 32, 32, 4, 4, 2},
-                               GemmTile{32, 32, 32, 4, 4, 4}, GemmTile{32, 32, 64, 4, 4, 4}}) {
+                               GemmTile{32, 32, 32, 4, 4, 4}, GemmTile{32, 32, 64, 4, 4, 4},
+                               GemmTile{64, 64, 16, 8, 8, 1, 3}, GemmTile{32, 32, 16, 4, 4, 2, 4},
+                               GemmTile{32, 32, 8, 4, 4, 1, 16}}) {
     REQUIRE(force_gemm_tile(tile, plan).ok());
     CAPTURE(tile.bm);
     CAPTURE(tile.bn);
     CAPTURE(tile.bk);
     CAPTURE(tile.split);
+    CAPTURE(tile.groups);
     for (auto cases : {matmul_cases(), nn_cases()})
       for (const KernelCase& c : cases) {
         if (std::string_view(c.op) != "MatMul" && std::string_view(c.op) != "Gemm") continue;
@@ -233,6 +238,40 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
         check_kernel_case(c, DType::kF32, seed++);
         if (tile.bm == 64 || tile.split > 1) check_kernel_case(c, DType::kF16, seed++);
       }
+  }
+  REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
+  CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("split K across workgroups: counters are left zero for the next run and the next such group") {
+  //   x[45,300] ─ MatMul(w1[300,37]) ─ Add(b) ─ Relu ─ MatMul(w2[37,29]) ─ Add(x2) ─ y
+  // Both MatMuls split K over 3 workgroups per tile (forced); they share the session's counters
+  // and partial sums. Three runs of one session, each with new inputs, must all match the reference: a
+  // counter left non-zero would make the next run's tiles store before all their parts have arrived.
+  const ForcedTileReset reset;
+  const DevicePlan& plan = gpu_context().impl()->plan;
+  REQUIRE(force_gemm_tile(GemmTile{32, 32, 16, 4, 4, 1, 3}, plan).ok());
+  GraphBuilder b;
+  const Tensor x = b.input("x", {45, 300}), w1 = b.input("w1", {300, 37}), bias = b.input("b", {37});
+  const Tensor w2 = b.input("w2", {37, 29}), x2 = b.input("x2", {45, 29});
+  const Tensor h = b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w1}), bias})});
+  b.output(b.op("Add", {b.op("MatMul", {h, w2}), x2}), "y");
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  CHECK(matmul_blocking({45, 300}, {300, 37}, plan) == "tiled 32x32x16 2 over 3 workgroups");
+  CHECK(matmul_blocking({45, 37}, {37, 29}, plan) == "tiled 32x32x16 2 over 3 workgroups");
+  auto session = Session::create(gpu_context(), *graph, SessionOptions{});
+  REQUIRE_MESSAGE(session.ok(), session.status().to_string());
+  CHECK(session->dispatch_count() == 2);
+  for (std::uint32_t run = 0; run < 3; ++run) {
+    CAPTURE(run);
+    const auto feeds = random_feeds({{"x", {45, 300}}, {"w1", {300, 37}}, {"b", {37}}, {"w2", {37, 29}}, {"x2", {45, 29}}},
+                                    70 + run);
+    auto got = session->run(feeds);
+    REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+    const std::vector<float> want = run_graph(*graph, false, feeds).at("y").to_floats();
+    const CloseReport report = all_close(got->at("y").to_floats(), want, 1e-4, 1e-4);
+    CHECK_MESSAGE(report.ok, report.describe());
   }
   REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
   CHECK(validation_errors() == 0);
