@@ -538,9 +538,12 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   // Views of one stored tensor share its binding; scalar constants are baked in, except where a
   // kernel op reads them.
   std::set<ValueId> bases, kernel_reads;
+  std::size_t scratch = 0;  // what the anchor's launch may add (split K across workgroups)
   for (NodeId n : group.nodes)
-    if (graph.node(n).op->kind == OpKind::kKernel)
+    if (graph.node(n).op->kind == OpKind::kKernel) {
       kernel_reads.insert(graph.node(n).inputs.begin(), graph.node(n).inputs.end());
+      scratch += scratch_bindings(*graph.node(n).op, device);
+    }
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
     if (value.constant && value.constant->numel() == 1 && !kernel_reads.count(v)) continue;
@@ -554,7 +557,7 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
     const std::uint64_t bytes = graph.value(v).bytes();
     if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;
   }
-  return group.outputs.size() + bases.size() + extra_chunks;
+  return group.outputs.size() + bases.size() + extra_chunks + scratch;
 }
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode) {

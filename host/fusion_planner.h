@@ -66,7 +66,8 @@ enum class FusionMode { kFused, kUnfused };
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode);
 
 // Bindings a group needs: every non-scalar-constant input and every output; a kernel op's input larger
-// than one binding (device.max_binding_bytes) counts once per chunk.
+// than one binding (device.max_binding_bytes) counts once per chunk; and the scratch buffers its anchor's
+// launch may add (scratch_bindings, host/op_def.h).
 std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device = {});
 
 }  // namespace vkfuse

@@ -167,6 +167,17 @@ struct OpDef {
   KernelReference reference_kernel = nullptr;   // kKernel; kComposite and kReduce: the whole-tensor
                                                 // ONNX reference the tests check the expansion against
   CompositeExpand expand = nullptr;             // kComposite only
+  // kKernel: storage buffers its launch may bind after the group's outputs (KernelLaunch::split_counters:
+  // 2 for the GEMM roots' split K across workgroups), on devices that allow kMinBindingsForScratch
+  // per group; the planner reserves them (scratch_bindings below).
+  std::uint32_t scratch = 0;
 };
+
+// A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers
+// per group, so that the op alone, with its scratch, always fits (the Vulkan minimum is 4).
+inline constexpr std::uint32_t kMinBindingsForScratch = 8;
+
+// The storage buffers `op`'s launch may add on `device`: what the planner reserves for it.
+std::uint32_t scratch_bindings(const OpDef& op, const DevicePlan& device);
 
 }  // namespace vkfuse

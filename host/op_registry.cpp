@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "backend/device_plan.h"
+
 namespace vkfuse {
 
 std::span<const OpDef> all_ops() {
@@ -18,6 +20,10 @@ const OpDef* find_op(std::string_view name) {
   for (const OpDef& op : all_ops())
     if (op.name == name) return &op;
   return nullptr;
+}
+
+std::uint32_t scratch_bindings(const OpDef& op, const DevicePlan& device) {
+  return device.max_bindings >= kMinBindingsForScratch ? op.scratch : 0;
 }
 
 }  // namespace vkfuse

@@ -119,7 +119,7 @@ const OpDef kGemmOps[] = {
     {.name = "Gemm", .kind = OpKind::kKernel, .arity = 3,
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kGemmAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .min_arity = 2,
-     .infer = infer_gemm, .launch = launch_gemm, .reference_kernel = reference_gemm},
+     .infer = infer_gemm, .launch = launch_gemm, .reference_kernel = reference_gemm, .scratch = 2},
 };
 
 }  // namespace

@@ -174,7 +174,8 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   }
   // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
   GemmTile t{32, 32, kShallowBk, 4, 4, 1};
-  if (g_forced_tile && tile_fits(*g_forced_tile, device)) {
+  if (g_forced_tile && tile_fits(*g_forced_tile, device) &&
+      (g_forced_tile->groups == 1 || device.max_bindings >= kMinBindingsForScratch)) {
     t = *g_forced_tile;
   } else {
     struct Score {
@@ -190,6 +191,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
       const GemmTile c = with_depth(shape, p, device);
       if (!tile_fits(c, device)) continue;
       if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
+      if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
       const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;

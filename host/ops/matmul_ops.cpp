@@ -101,7 +101,7 @@ constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
 const OpDef kMatMulOps[] = {
     {.name = "MatMul", .kind = OpKind::kKernel, .arity = 2, .input_class = {InputClass::kFloat, InputClass::kFloat},
      .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
-     .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul},
+     .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2},
 };
 
 }  // namespace

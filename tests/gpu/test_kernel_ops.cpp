@@ -119,6 +119,13 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");  // 672 workgroups
     CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");
     CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 16 workgroups");  // convnext_tiny
+    // The other few-tile products of vit_b_16 and convnext_tiny (bench/results/h100_2026-11-23_534e55b.md).
+    CHECK(matmul_blocking({197, 768}, {768, 2304}, plan) == "tiled 32x32x32 2 split 2");
+    CHECK(matmul_blocking({49, 768}, {768, 3072}, plan) == "tiled 32x32x16 2 over 4 workgroups");
+    CHECK(matmul_blocking({196, 1536}, {1536, 384}, plan) == "tiled 32x32x16 2 over 8 workgroups");
+    CHECK(matmul_blocking({196, 384}, {384, 1536}, plan) == "tiled 32x32x32 2 split 2");
+    CHECK(matmul_blocking({784, 768}, {768, 192}, plan) == "tiled 32x32x16 2 over 4 workgroups");
+    CHECK(matmul_blocking({3136, 384}, {384, 96}, plan) == "tiled 32x32x32 2 split 2");
     CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x32x16 2");
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");

@@ -103,7 +103,7 @@ std::string check_plan(const GraphIR& ir, const FusionPlan& plan, const DevicePl
   std::set<ValueId> stored;  // values written by the groups so far
   for (const FusionGroup& g : plan.groups) {
     const std::string where = "group [" + g.label + "]: ";
-    if (count_group_bindings(ir, g) > device.max_bindings) return where + "over the binding limit";
+    if (count_group_bindings(ir, g, device) > device.max_bindings) return where + "over the binding limit";
     const std::set<NodeId> members(g.nodes.begin(), g.nodes.end());
     for (NodeId n : g.nodes)
       if (ir.node(n).op->kind == OpKind::kView) return where + "contains a view";
@@ -190,7 +190,9 @@ std::string check_plan(const GraphIR& ir, const FusionPlan& plan, const DevicePl
     }
     auto kernel = make_group_kernel(ir, g, device);
     if (!kernel.ok()) return where + kernel.status().to_string();
-    if (count_bindings(kernel->spec) != kernel->bound_values.size()) return where + "binding count mismatch";
+    if (count_bindings(kernel->spec) != kernel->bound_values.size() + (kernel->spec.split_counters > 0 ? 2u : 0u))
+      return where + "binding count mismatch";
+    if (count_bindings(kernel->spec) > count_group_bindings(ir, g, device)) return where + "more bindings than planned";
     auto source = build_kernel(kernel->spec);
     if (!source.ok()) return where + source.status().to_string();
   }

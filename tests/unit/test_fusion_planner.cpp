@@ -419,6 +419,31 @@ TEST_CASE("the GIoU graph is one dispatch fused and one per op unfused") {
   CHECK(unfused.op_count == computing);
 }
 
+TEST_CASE("a GEMM anchor reserves the two scratch bindings of split K where the device has room") {
+  //   x ─ MatMul(w) ─ Add(s0) ─ ... ─ Add(s<n-1>) ─ y   => [MatMul -> Add ...]: x, w, s0.., y, and 2 scratch
+  auto build = [](int adds) {
+    GraphBuilder b;
+    Tensor y = b.op("MatMul", {b.input("x", {49, 96}), b.input("w", {96, 64})});
+    for (int k = 0; k < adds; ++k) y = b.op("Add", {y, b.input("s" + std::to_string(k), {49, 64})});
+    b.output(y, "y");
+    return build_graph(b);
+  };
+  const Graph two = build(2);
+  const FusionPlan p = plan(two);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(count_group_bindings(graph_ir(two), p.groups[0]) == 7);  // 32 allowed: scratch reserved
+  DevicePlan eight;
+  eight.max_bindings = 8;
+  CHECK(count_group_bindings(graph_ir(two), p.groups[0], eight) == 7);
+  // Eight bindings: three Adds make 6 + 2 and fit; a fourth would make 9, so it gets a group of its own.
+  CHECK(labels_of(plan(build(3), FusionMode::kFused, eight)) == "MatMul -> Add -> Add -> Add");
+  CHECK(labels_of(plan(build(4), FusionMode::kFused, eight)) == "MatMul -> Add -> Add -> Add | Add");
+  // Below 8 bindings no launch splits K over workgroups, so nothing is reserved.
+  DevicePlan four;
+  four.max_bindings = 4;
+  CHECK(count_group_bindings(graph_ir(two), p.groups[0], four) == 5);
+}
+
 TEST_CASE("binding limit splits a group") {
   DeviceCaps caps;
   caps.max_workgroup_invocations = 1024;
@@ -440,7 +465,7 @@ TEST_CASE("binding limit splits a group") {
 
   const FusionPlan p = plan(graph, FusionMode::kFused, device);
   CHECK(labels_of(p) == "Add -> Add | Add -> Add");
-  for (const FusionGroup& g : p.groups) CHECK(count_group_bindings(graph_ir(graph), g) <= 4);
+  for (const FusionGroup& g : p.groups) CHECK(count_group_bindings(graph_ir(graph), g, device) <= 4);
 
   SUBCASE("one op over the limit is an error naming the group and the limit") {
     DevicePlan tiny;
