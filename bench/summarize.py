@@ -5,7 +5,8 @@
                                [--headline F.md]
 
 RAW is the session's raw/ folder or its raw.tar.gz. --results-dir writes h100_<date>.md and .csv there
-(the date of the run, from its env.txt); --out-md / --out-csv name the files instead. Prints the
+(the date of the run, from its env.txt; h100_<date>_<commit> when that date already has a run, so no
+result is overwritten); --out-md / --out-csv name the files instead. Prints the
 headline table (Markdown, for the README) and writes it to --headline. Standard library only, so that
 it also runs on the GPU machine at the end of the session.
 
@@ -650,7 +651,7 @@ def open_raw(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("raw", help="the session's raw/ folder or raw.tar.gz")
-    parser.add_argument("--results-dir", help="writes h100_<date>.md and .csv here")
+    parser.add_argument("--results-dir", help="writes h100_<date>[_<commit>].md and .csv here")
     parser.add_argument("--out-md")
     parser.add_argument("--out-csv")
     parser.add_argument("--headline")
@@ -662,9 +663,13 @@ def main():
     headline = "\n".join(summary.headline()) + "\n"
     out_md, out_csv = args.out_md, args.out_csv
     if args.results_dir:
+        # h100_<date>, or h100_<date>_<commit> when that date already has a run: never overwrite results.
         date = run.env.get("date_utc", "unknown")[:10]
-        out_md = out_md or os.path.join(args.results_dir, f"h100_{date}.md")
-        out_csv = out_csv or os.path.join(args.results_dir, f"h100_{date}.csv")
+        stem = os.path.join(args.results_dir, f"h100_{date}")
+        if os.path.exists(stem + ".md") or os.path.exists(stem + ".csv"):
+            stem += "_" + run.env.get("commit", "unknown")[:7]
+        out_md = out_md or stem + ".md"
+        out_csv = out_csv or stem + ".csv"
     if out_md:
         open(out_md, "w").write(markdown)
     if out_csv:

@@ -2,7 +2,7 @@
 # Issue 5's side-by-side benchmark (vkfuse against PyTorch on the lent H100), the half that runs here.
 #
 #   scripts/bench_h100.sh                       build (Release), bundle, print the device call
-#   scripts/bench_h100.sh --summarize FILES_AT  the run's files -> bench/results/h100_<date>.md/.csv
+#   scripts/bench_h100.sh --summarize FILES_AT  the run's files -> bench/results/h100_<date>[_<commit>].md/.csv
 #
 # The first form builds vkfuse, vkfuse_bench_gemm and vkfuse_bench_chain in build-bench/ (or
 # $VKFUSE_BUILD_DIR), packs them into .device/ with ../shared/device/bundle.sh, writes .device/COMMIT
