@@ -212,37 +212,30 @@ struct RowWalks {
   std::vector<int> output;     // the walk that stores each pre-stage output (-1: a post-stage output)
 };
 
+// The walk in which `operand` exists: inputs in every walk, an op in the walk of its latest operand, a
+// reduced value in the walk after the one that folds it.
+int operand_walk(const KernelSpec& spec, const std::vector<int>& op_walk, const KernelOperand& operand) {
+  switch (operand.source) {
+    case KernelOperand::Source::kOp: return op_walk[static_cast<std::size_t>(operand.index)];
+    case KernelOperand::Source::kReduced:
+      return operand_walk(spec, op_walk, spec.reductions[static_cast<std::size_t>(operand.index)].operand) + 1;
+    case KernelOperand::Source::kInput: break;
+  }
+  return 0;
+}
+
 RowWalks row_walks(const KernelSpec& spec) {
   RowWalks walks;
+  // Ops are in evaluation order: an op's operands, and the operands of the reductions it reads, come first.
   std::vector<int> op_walk(spec.ops.size(), 0);
-  walks.reduction.assign(spec.reductions.size(), 0);
-  auto walk_of = [&](const KernelOperand& operand) {
-    switch (operand.source) {
-      case KernelOperand::Source::kOp: return op_walk[static_cast<std::size_t>(operand.index)];
-      case KernelOperand::Source::kReduced: return walks.reduction[static_cast<std::size_t>(operand.index)] + 1;
-      case KernelOperand::Source::kInput: break;
-    }
-    return 0;
-  };
-  // Ops are in evaluation order and a reduction's operand comes before any op that reads its result.
-  std::vector<bool> placed(spec.reductions.size(), false);
-  auto place_reductions = [&](std::size_t ops_done) {
-    for (std::size_t r = 0; r < spec.reductions.size(); ++r) {
-      const KernelOperand& operand = spec.reductions[r].operand;
-      if (placed[r] || (operand.source == KernelOperand::Source::kOp && static_cast<std::size_t>(operand.index) >= ops_done))
-        continue;
-      walks.reduction[r] = walk_of(operand);
-      placed[r] = true;
-    }
-  };
-  for (std::size_t j = 0; j < spec.ops.size(); ++j) {
-    place_reductions(j);
-    for (const KernelOperand& arg : spec.ops[j].args) op_walk[j] = std::max(op_walk[j], walk_of(arg));
+  for (std::size_t j = 0; j < spec.ops.size(); ++j)
+    for (const KernelOperand& arg : spec.ops[j].args) op_walk[j] = std::max(op_walk[j], operand_walk(spec, op_walk, arg));
+  for (const KernelReduction& r : spec.reductions) {
+    walks.reduction.push_back(operand_walk(spec, op_walk, r.operand));
+    walks.count = std::max(walks.count, walks.reduction.back() + 1);
   }
-  place_reductions(spec.ops.size());
-  for (int w : walks.reduction) walks.count = std::max(walks.count, w + 1);
   for (const KernelOutput& output : spec.outputs) {
-    walks.output.push_back(output.pre_stage ? walk_of(output.value) : -1);
+    walks.output.push_back(output.pre_stage ? operand_walk(spec, op_walk, output.value) : -1);
     walks.count = std::max(walks.count, walks.output.back() + 1);
   }
   return walks;

@@ -381,7 +381,6 @@ class Planner {
       } else if (node.op->kind == OpKind::kReduce) {
         if (reads_reduced) return false;
         stage[q] = Phase::kReduce;
-        pass[q] = after + 1;
         passes = std::max(passes, after + 1);
       } else if (!reads_reduced) {
         stage[q] = Phase::kPre;
@@ -393,7 +392,7 @@ class Planner {
       } else {
         return false;
       }
-      pass[q] = std::max(pass[q], after);
+      pass[q] = node.op->kind == OpKind::kReduce ? after + 1 : after;
     }
     return passes <= kMaxRowPasses;
   }

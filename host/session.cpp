@@ -192,19 +192,15 @@ struct Session::Impl {
       return make_error(ErrorCode::kInternal, "split-K partial sums of " + std::to_string(partials) +
                                                   " bytes exceed one storage buffer binding");
     const std::uint64_t counter_bytes = counters * sizeof(std::uint32_t);
-    VKFUSE_ASSIGN_OR_RETURN(Buffer zeros, Buffer::create(ctx(), counter_bytes, MemoryUsage::kUpload));
-    std::memset(zeros.mapped(), 0, counter_bytes);
-    VKFUSE_TRY(zeros.flush());
     VKFUSE_ASSIGN_OR_RETURN(Buffer counter_buffer,
                             Buffer::create(ctx(), counter_bytes, MemoryUsage::kDeviceLocal, "split-K counters"));
     VKFUSE_ASSIGN_OR_RETURN(Buffer partial_buffer,
                             Buffer::create(ctx(), partials, MemoryUsage::kDeviceLocal, "split-K partial sums"));
-    VKFUSE_ASSIGN_OR_RETURN(CommandRecorder once, CommandRecorder::create(ctx(), 0));
-    VKFUSE_TRY(once.begin());
-    const VkBufferCopy region{0, 0, counter_bytes};
-    once.copy(zeros.handle(), counter_buffer.handle(), {&region, 1});
-    VKFUSE_TRY(once.end());
-    VKFUSE_TRY(once.submit_and_wait());
+    std::vector<Staged> zeros;
+    VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), counter_bytes, MemoryUsage::kUpload));
+    std::memset(staging.mapped(), 0, counter_bytes);
+    zeros.push_back({std::move(staging), counter_buffer.handle()});
+    VKFUSE_TRY(copy_staged(zeros));
     split_counters.emplace(std::move(counter_buffer));
     split_partials.emplace(std::move(partial_buffer));
     return {};
@@ -218,22 +214,32 @@ struct Session::Impl {
 
   // Constants get their buffers and go up once, through a one-shot recording.
   Status upload_constants(const std::vector<ValueId>& constants) {
-    std::vector<std::pair<Buffer, ValueId>> staging;
+    std::vector<Staged> staging;
     for (ValueId v : constants) {
       const Value& value = ir().value(v);
       if (own_buffers.count(v)) continue;
       VKFUSE_TRY(own(v));
       VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value.bytes(), MemoryUsage::kUpload));
       std::memcpy(up.mapped(), value.constant->bytes.data(), value.constant->bytes.size());
-      VKFUSE_TRY(up.flush());
-      staging.emplace_back(std::move(up), v);
+      staging.push_back({std::move(up), own_buffers.at(v).handle()});
     }
-    if (staging.empty()) return {};
+    return copy_staged(staging);
+  }
+
+  // Host-written upload buffers and the device buffers they fill (from offset 0, the staging's size).
+  struct Staged {
+    Buffer staging;
+    VkBuffer dst = VK_NULL_HANDLE;
+  };
+  // Flushes the staging buffers and copies them to their destinations in one recording, waiting for it.
+  Status copy_staged(std::vector<Staged>& copies) {
+    if (copies.empty()) return {};
+    for (Staged& c : copies) VKFUSE_TRY(c.staging.flush());
     VKFUSE_ASSIGN_OR_RETURN(CommandRecorder once, CommandRecorder::create(ctx(), 0));
     VKFUSE_TRY(once.begin());
-    for (const auto& [up, v] : staging) {
-      const VkBufferCopy region{0, 0, up.size()};
-      once.copy(up.handle(), own_buffers.at(v).handle(), {&region, 1});
+    for (const Staged& c : copies) {
+      const VkBufferCopy region{0, 0, c.staging.size()};
+      once.copy(c.staging.handle(), c.dst, {&region, 1});
     }
     VKFUSE_TRY(once.end());
     return once.submit_and_wait();

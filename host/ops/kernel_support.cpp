@@ -305,8 +305,7 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
           static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
     }
   }
-  launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * (tiling.kernel == GemmKernel::kTiled ? tiling.groups : 1), 1,
-                                device), 1, 1};
+  launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};
   return launch;
 }
 
