@@ -100,7 +100,8 @@ void query_at_1_2(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   features.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(physical, &features);
   // The sizes are checked by query_device_caps, which has the instance.
-  caps.coopmat_nv_f16 = has_coopmat_nv && coopmat.cooperativeMatrix && f12.vulkanMemoryModel && f12.shaderFloat16;
+  caps.coopmat_nv_f16 = has_coopmat_nv && coopmat.cooperativeMatrix && f12.vulkanMemoryModel &&
+                       f12.vulkanMemoryModelDeviceScope && f12.shaderFloat16;
 
   caps.storage_buffer_16bit = f11.storageBuffer16BitAccess;
   caps.storage_buffer_8bit = f12.storageBuffer8BitAccess;

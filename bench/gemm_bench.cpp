@@ -4,12 +4,14 @@
 // 2 m n k flops. Also prints the blocking
 // the launcher chose for the device and the worst relative error of a few output elements against a
 // CPU dot product, so a fast wrong kernel does not go unnoticed. Not a test: it asserts nothing.
-// --tiles measures each listed blocking of roots/gemm_tiled.glsl (force_gemm_tile) instead of the
+// --tiles measures each listed blocking of roots/gemm_tiled.glsl (force_gemm_tile) or, for f16 on a
+// device with cooperative matrices, of roots/gemm_coopmat.glsl (force_coopmat_tile) instead of the
 // launcher's choice, e.g. to compare 128x128x8 with 128x128x16 on one GPU; "auto" is the choice.
 //
 //   vkfuse_bench_gemm [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
 //                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,64x64x16:8x8+4,...]
-//                     (bm x bn x bk : tm x tn [/ split K inside the workgroup] [+ workgroups per tile])
+//                     (bm x bn x bk : tm x tn [/ split K inside the workgroup] [+ workgroups per tile];
+//                      cm tile x bk [/ subgroups along K]: cooperative matrices, f16)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +54,37 @@ std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
   return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices, groups});
 }
 
+// "cm32x128/4" (a roots/gemm_coopmat.glsl tile: 32x32 outputs, K steps of 128, 4 subgroups along K)
+// -> the tile; std::nullopt for anything else.
+std::optional<CoopmatTile> parse_coopmat_tile(const std::string& text) {
+  unsigned tile = 0, bk = 0, warps_k = 1;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "cm%ux%u%n", &tile, &bk, &used) != 2) return std::nullopt;
+  std::string rest = text.substr(static_cast<std::size_t>(used));
+  int more = 0;
+  if (!rest.empty() && rest[0] == '/') {
+    if (std::sscanf(rest.c_str(), "/%u%n", &warps_k, &more) != 1) return std::nullopt;
+    rest = rest.substr(static_cast<std::size_t>(more));
+  }
+  if (!rest.empty()) return std::nullopt;
+  return CoopmatTile{tile, bk, warps_k};
+}
+
+// A --tiles item: the launcher's choice ("auto"), a tiled blocking or a cooperative-matrix one.
+struct ForcedTile {
+  std::optional<GemmTile> tiled;
+  std::optional<CoopmatTile> coopmat;
+};
+
+std::optional<ForcedTile> parse_forced(const std::string& text) {
+  if (text.rfind("cm", 0) == 0) {
+    auto tile = parse_coopmat_tile(text);
+    return tile ? std::optional<ForcedTile>(ForcedTile{std::nullopt, *tile}) : std::nullopt;
+  }
+  auto tile = parse_tile(text);
+  return tile ? std::optional<ForcedTile>(ForcedTile{*tile, std::nullopt}) : std::nullopt;
+}
+
 // A problem size: "n" (n x n x n) or "MxNxK".
 struct Size {
   std::int64_t m = 0, n = 0, k = 0;
@@ -73,7 +106,9 @@ std::string describe(const GemmTiling& t) {
     return "skinny " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + ", " + std::to_string(t.k_lanes) + " k-lanes";
   if (t.kernel == GemmKernel::kCoopmat)
     return "coopmat " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
-           std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups, " +
+           std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups" +
+           (t.warps_k > 1 ? " x " + std::to_string(t.warps_k) + " along K" : std::string()) +
+           (t.groups > 1 ? ", " + std::to_string(t.groups) + " workgroups per tile" : std::string()) + ", " +
            std::to_string(t.workgroup_size) + " invocations, " + std::to_string(t.shared_bytes) + " B shared";
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
@@ -180,7 +215,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--dtype takes f32, f16 or both, not %s\n", dtype_flag.c_str());
     return 2;
   }
-  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile, "--tiles takes auto or BMxBNxBK:TMxTN[/SPLIT][+GROUPS]");
+  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_forced,
+                                 "--tiles takes auto, BMxBNxBK:TMxTN[/SPLIT][+GROUPS] or cmTILExBK[/SUBGROUPS_ALONG_K]");
   if (!tiles) return 2;
 
   auto context = Context::create({});
@@ -194,8 +230,10 @@ int main(int argc, char** argv) {
               device.driver.c_str(), device.api_version.c_str(), plan.shared_memory_bytes, plan.max_workgroup_invocations);
   std::printf("| n | storage | median ms | TFLOP/s | max rel. error (16 samples) | blocking |\n");
   std::printf("|---:|---|---:|---:|---:|---|\n");
-  for (const std::optional<GemmTile>& tile : *tiles) {
-    if (Status status = force_gemm_tile(tile, plan); !status.ok()) {
+  for (const ForcedTile& tile : *tiles) {
+    Status status = force_gemm_tile(tile.tiled, plan);
+    if (status.ok()) status = force_coopmat_tile(tile.coopmat, plan);
+    if (!status.ok()) {
       std::fprintf(stderr, "%s\n", status.to_string().c_str());
       continue;
     }

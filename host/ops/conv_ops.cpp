@@ -1,8 +1,9 @@
 // Conv and ConvTranspose (ONNX, 2-D, NCHW): groups (depthwise included), strides, dilations, pads
 // [top, left, bottom, right], ConvTranspose's output_padding, optional bias; fp32 accumulation. Conv
 // runs as an implicit GEMM (roots/conv2d.glsl; tiles chosen from the problem size and the device's
-// shared memory) or, with one input channel per group (depthwise), as an unrolled window loop per output
-// (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
+// shared memory; f16 Convs of one group on cooperative matrices where the device has them,
+// roots/gemm_coopmat.glsl) or, with one input channel per group (depthwise), as an unrolled window loop
+// per output (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
 #include <algorithm>
 #include <iterator>
 #include <optional>
@@ -227,6 +228,12 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
   return std::max(bk, min_conv_bk(t));
 }
 
+// 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
+bool is_pointwise(const ConvShape& s) {
+  auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
+  return plain(s.axes[0]) && plain(s.axes[1]);
+}
+
 // Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
 // per invocation.
 KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
@@ -245,9 +252,7 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
   const std::int64_t rows = s.mg, cols = s.n * s.oh * s.ow, k = s.cg * s.axes[0].kernel * s.axes[1].kernel;
   const ConvTile tile = choose_conv_tile(rows, cols, s.group, device);
   const std::int64_t bk = choose_conv_bk(tile, k, div_up(rows, tile.bm) * div_up(cols, tile.bn) * s.group, device);
-  // 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
-  auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
-  const bool pointwise = plain(s.axes[0]) && plain(s.axes[1]);
+  const bool pointwise = is_pointwise(s);
   const std::int64_t tiles_n = div_up(cols, tile.bn);
   KernelLaunch launch;
   launch.root = "roots/conv2d.glsl";
@@ -265,10 +270,41 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
   return launch;
 }
 
+// An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them
+// (roots/gemm_coopmat.glsl), per image Y = W * X' with X' gathered from X as in roots/conv2d.glsl;
+// none where no coopmat tiling fits or a Conv tile is forced.
+std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, const DevicePlan& device) {
+  if (!f16 || s.group != 1 || g_forced_tile) return std::nullopt;
+  const WindowAxis &y = s.axes[0], &x = s.axes[1];
+  GemmProblem p;
+  p.batch = s.n;
+  p.m = s.m;
+  p.n = s.oh * s.ow;
+  p.k = s.c * y.kernel * x.kernel;
+  p.a_stride_m = p.k;  // W [M, K]
+  p.b_stride_k = s.h * s.w;  // X's planes: along n where 1x1, stride 1, no pads; else only the layout (n fast)
+  p.b_batch = "((b) * " + glsl_uint(s.c * s.h * s.w) + ")";
+  p.value = s.has_bias ? "((acc) + VKF_IN2(m))" : "(acc)";
+  p.f16 = true;
+  p.conv = true;
+  if (!is_pointwise(s))
+    p.conv_gather = {{"VKF_CONV_C", glsl_uint(s.c)},        {"VKF_CONV_H", glsl_int(s.h)},
+                     {"VKF_CONV_W", glsl_int(s.w)},         {"VKF_CONV_OW", glsl_uint(s.ow)},
+                     {"VKF_CONV_KH", glsl_int(y.kernel)},   {"VKF_CONV_KW", glsl_int(x.kernel)},
+                     {"VKF_CONV_SH", glsl_int(y.stride)},   {"VKF_CONV_SW", glsl_int(x.stride)},
+                     {"VKF_CONV_DH", glsl_int(y.dilation)}, {"VKF_CONV_DW", glsl_int(x.dilation)},
+                     {"VKF_CONV_PT", glsl_int(y.pad_begin)}, {"VKF_CONV_PL", glsl_int(x.pad_begin)}};
+  if (!choose_coopmat_tiling(p, device)) return std::nullopt;
+  return gemm_launch(p, device);
+}
+
 Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
-  return s.cg == 1 ? depthwise_launch(s, device) : implicit_gemm_launch(s, device);
+  if (s.cg == 1) return depthwise_launch(s, device);
+  const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
+  if (auto launch = coopmat_launch(s, f16, device)) return *std::move(launch);
+  return implicit_gemm_launch(s, device);
 }
 
 Result<KernelLaunch> launch_conv_transpose(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,

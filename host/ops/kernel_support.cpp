@@ -136,7 +136,7 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 // blocking ..." pins these).
 GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   GemmTiling tiling;
-  if (p.m <= kSkinnyMaxRows) {
+  if (p.m <= kSkinnyMaxRows && !p.conv) {
     // B is read once; consecutive invocations take consecutive elements of it: 32 columns by
     // workgroup / 32 lanes of K when n is contiguous, else 32 lanes of K for each column.
     tiling.kernel = GemmKernel::kSkinny;
@@ -149,29 +149,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
     return tiling;
   }
-  if (p.f16 && device.coopmat_f16 && !g_forced_tile) {
-    // 128x128 tiles of 2 x 2 subgroups, each 64x64 (16 accumulators), K in steps of 64, where those tiles
-    // give every SM of a big GPU a workgroup; else 64x64 tiles of 2 x 2 subgroups of 32x32, K in steps of
-    // 32. Shared: the two staged slices (rows padded by 16 bytes) and a 16x16 fp32 patch per subgroup
-    // (128x128x64: 39 KB; 32 deep where that does not fit). H100, 4096^3 fp16, 2026-11-22: 2x4 subgroups
-    // of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
-    tiling.kernel = GemmKernel::kCoopmat;
-    const bool large = p.batch * div_up(p.m, 128) * div_up(p.n, 128) >= kFillInvocations / 256;
-    tiling.bm = tiling.bn = large ? 128 : 64;
-    tiling.warps_m = tiling.warps_n = 2;
-    tiling.workgroup_size = tiling.warps_m * tiling.warps_n * device.subgroup_size;
-    for (const std::uint32_t bk : {large ? 64u : 32u, 32u}) {
-      // uints of each operand's staged slice, whichever way it is staged (rows along its contiguous dimension)
-      const std::uint32_t a = std::max(tiling.bm * (bk / 2 + 4), bk * (tiling.bm / 2 + 4));
-      const std::uint32_t b = std::max(bk * (tiling.bn / 2 + 4), tiling.bn * (bk / 2 + 4));
-      tiling.bk = bk;
-      tiling.shared_bytes = 4 * (a + b + tiling.warps_m * tiling.warps_n * 256);
-      if (tiling.shared_bytes <= device.shared_memory_bytes) break;
-    }
-    if (tiling.workgroup_size <= device.max_workgroup_invocations && tiling.shared_bytes <= device.shared_memory_bytes)
-      return tiling;
-    tiling = GemmTiling{};
-  }
+  if (auto coopmat = choose_coopmat_tiling(p, device)) return *coopmat;
   // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
   GemmTile t{32, 32, kShallowBk, 4, 4, 1};
   if (g_forced_tile && tile_fits(*g_forced_tile, device) &&
@@ -213,6 +191,88 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
   tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
   return tiling;
+}
+
+namespace {
+
+// Tiles of roots/gemm_coopmat.glsl: 2 x 2 subgroups (each a (tile / 2)^2 block of 16x16 accumulators),
+// K in bk steps, warps_k subgroups per block splitting each staged K slice. Each slice's 16-byte runs
+// divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup).
+constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {64, 64, 2},
+                                         {32, 32, 1},  {32, 64, 2},  {32, 128, 4}};
+
+// force_coopmat_tile's setting.
+std::optional<CoopmatTile> g_forced_coopmat;
+
+// The blocking of shape `c` on `device`, or none where it does not fit.
+std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePlan& device) {
+  GemmTiling t;
+  t.kernel = GemmKernel::kCoopmat;
+  t.bm = t.bn = c.tile;
+  t.bk = c.bk;
+  t.warps_m = t.warps_n = 2;
+  t.warps_k = c.warps_k;
+  t.workgroup_size = t.warps_m * t.warps_n * t.warps_k * device.subgroup_size;
+  if (t.workgroup_size == 0 || t.workgroup_size > device.max_workgroup_invocations || (t.bm * t.bk / 8) % t.workgroup_size != 0)
+    return std::nullopt;
+  // uints of each operand's staged slice, whichever way it is staged (rows along its contiguous
+  // dimension, padded by 16 bytes), the subgroups' 16x16 fp32 patches and the parts of split K.
+  const std::uint32_t a = std::max(t.bm * (t.bk / 2 + 4), t.bk * (t.bm / 2 + 4));
+  const std::uint32_t b = std::max(t.bk * (t.bn / 2 + 4), t.bn * (t.bk / 2 + 4));
+  const std::uint32_t blocks = t.warps_m * t.warps_n, frags = (t.bm / t.warps_m / 16) * (t.bn / t.warps_n / 16);
+  t.shared_bytes = 4 * (a + b + blocks * 256 + (t.warps_k - 1) * blocks * frags * 256);
+  if (t.shared_bytes > device.shared_memory_bytes) return std::nullopt;
+  return t;
+}
+
+}  // namespace
+
+std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const DevicePlan& device) {
+  if (!p.f16 || !device.coopmat_f16 || g_forced_tile) return std::nullopt;
+  if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device);
+  // First fill the GPU's matrix units (132 SMs x 4 sub-partitions, each with its own: kFillInvocations /
+  // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
+  // subgroups, then outputs per subgroup; then less padding. H100, 4096^3 fp16, 2026-11-22: 2x4
+  // subgroups of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
+  constexpr double kFillSubgroups = static_cast<double>(kFillInvocations) / 64.0;
+  std::optional<GemmTiling> best;
+  std::tuple<bool, double, double, double> best_key{};
+  for (const CoopmatTile& shape : kCoopmatTiles) {
+    auto t = coopmat_blocking(shape, device);
+    if (!t) continue;
+    if (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk) continue;  // split K only where K gives two steps
+    const std::int64_t tiles = p.batch * div_up(p.m, t->bm) * div_up(p.n, t->bn);
+    const std::uint32_t blocks = t->warps_m * t->warps_n;
+    const double subgroups = static_cast<double>(tiles * blocks * t->warps_k);
+    const double per_subgroup = static_cast<double>(t->bm * t->bn) / (blocks * t->warps_k);
+    const double used = static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t->bm * t->bn);
+    const bool filled = subgroups >= kFillSubgroups;
+    const auto key = std::tuple(filled, filled ? per_subgroup : subgroups, filled ? used : per_subgroup,
+                                filled ? 0.0 : used);
+    if (!best || key > best_key) best = t, best_key = key;
+  }
+  return best;
+}
+
+std::span<const CoopmatTile> coopmat_tiles() { return kCoopmatTiles; }
+
+Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& device) {
+  if (tile) {
+    const CoopmatTile& t = *tile;
+    const std::string name = std::to_string(t.tile) + "x" + std::to_string(t.tile) + "x" + std::to_string(t.bk) + " with " +
+                             std::to_string(t.warps_k) + " subgroup(s) along K";
+    const bool shaped = (t.tile == 32 || t.tile == 64 || t.tile == 128) && t.bk % 16 == 0 && t.bk > 0 &&
+                        (t.warps_k == 1 || t.warps_k == 2 || t.warps_k == 4) && t.bk % (16 * t.warps_k) == 0;
+    if (!shaped)
+      return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
+                                                         ": tiles of 32, 64 or 128, bk a multiple of 16 x the subgroups along K (1, 2 or 4)");
+    if (!device.coopmat_f16 || !coopmat_blocking(t, device))
+      return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
+                                                         " does not fit this device (cooperative matrices, invocations, shared memory, "
+                                                         "or each slice's 16-byte runs over the invocations)");
+  }
+  g_forced_coopmat = tile;
+  return {};
 }
 
 Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device) {
@@ -275,20 +335,23 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     // contiguous dimension starts 16-byte aligned: that extent and the stride between rows multiples of 8.
     const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
     const bool a_quads = (a_k_fast ? p.k : p.m) % 8 == 0 && (a_k_fast ? p.a_stride_m : p.a_stride_k) % 8 == 0;
-    const bool b_quads = (b_n_fast ? p.n : p.k) % 8 == 0 && (b_n_fast ? p.b_stride_k : p.b_stride_n) % 8 == 0;
+    // (A Conv's gathered B is never read as runs.)
+    const bool b_quads = (b_n_fast ? p.n : p.k) % 8 == 0 && (b_n_fast ? p.b_stride_k : p.b_stride_n) % 8 == 0 &&
+                         p.conv_gather.empty();
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
                                                  {"VKF_BK", glsl_uint(tiling.bk)},
                                                  {"VKF_WARPS_M", std::to_string(tiling.warps_m)},
                                                  {"VKF_WARPS_N", std::to_string(tiling.warps_n)},
+                                                 {"VKF_WARPS_K", std::to_string(tiling.warps_k)},
                                                  {"VKF_RAW_INPUTS", "1"},
                                                  {"VKF_A_QUADS", a_quads ? "1" : "0"},
-                                                 {"VKF_B_QUADS", b_quads ? "1" : "0"}});
+                                                 {"VKF_B_QUADS", b_quads ? "1" : "0"},
+                                                 {"VKF_CONV", p.conv ? "1" : "0"},
+                                                 {"VKF_CONV_GATHER", p.conv_gather.empty() ? "0" : "1"}});
+    launch.defines.insert(launch.defines.end(), p.conv_gather.begin(), p.conv_gather.end());
   } else {
-    // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
-    const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
-    tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -296,8 +359,13 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_TM", glsl_uint(tiling.tm)},
                                                  {"VKF_TN", glsl_uint(tiling.tn)},
                                                  {"VKF_STAGES", std::to_string(tiling.stages)},
-                                                 {"VKF_SPLIT_K", std::to_string(tiling.split)},
-                                                 {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
+                                                 {"VKF_SPLIT_K", std::to_string(tiling.split)}});
+  }
+  if (tiling.kernel == GemmKernel::kTiled) {
+    // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
+    const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
+    tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
+    launch.defines.insert(launch.defines.end(), {{"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
                                                  {"VKF_K_PART", glsl_uint(k_part)}});
     if (tiling.groups > 1) {
       launch.split_counters = static_cast<std::uint32_t>(p.batch * tiles_m * tiles_n);

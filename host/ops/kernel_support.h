@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,11 @@ struct GemmProblem {
   std::string a_batch = "0u", b_batch = "0u";  // GLSL element offsets, in the macro parameter (b)
   std::string value = "(acc)";  // GLSL of the value stored for dot product (acc) of element (m, n)
   bool f16 = false;             // A and B are f16 tensors: cooperative matrices where the device has them
+  // A Conv of one group on roots/gemm_coopmat.glsl (only there): A is its W (input 1), B the im2col
+  // matrix of its X (input 0); `conv_gather` holds the window defines B is gathered with (VKF_CONV_*),
+  // empty where B is X's planes as they are (1x1, stride 1, no pads: read through b_stride_k).
+  bool conv = false;
+  std::vector<std::pair<std::string, std::string>> conv_gather;
 };
 
 // Which GEMM root, and its blocking.
@@ -60,6 +66,11 @@ enum class GemmKernel {
 struct GemmTile {
   std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, split = 1, groups = 1;
 };
+// One blocking of roots/gemm_coopmat.glsl: tile x tile outputs of 2 x 2 subgroups, K in bk steps,
+// warps_k subgroups per block of accumulators splitting each staged K slice (1, 2 or 4).
+struct CoopmatTile {
+  std::uint32_t tile = 0, bk = 0, warps_k = 1;
+};
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
   std::uint32_t bm = 0, bn = 0, bk = 0;
@@ -69,21 +80,31 @@ struct GemmTiling {
   std::uint32_t groups = 1;       // kTiled: workgroups splitting K for each tile
   std::uint32_t k_lanes = 1;      // kSkinny
   std::uint32_t warps_m = 1, warps_n = 1;  // kCoopmat: subgroups down and across a tile
+  std::uint32_t warps_k = 1;               // kCoopmat: subgroups splitting each staged K slice per block
   std::uint32_t workgroup_size = 0;
   std::uint32_t shared_bytes = 0;
 };
 
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
-// device has cooperative matrices (128x128 tiles where they fill the GPU, else 64x64); otherwise the tile (with split K
+// device has cooperative matrices (128x128, 64x64 or 32x32 tiles, K split between subgroups where that
+// fills the GPU); otherwise the tile (with split K
 // where K is long) that fills the GPU with invocations and, among those that do, reuses each load the
 // most; 16 deep where two stages of that fit, split-K tiles 32 or 64 deep (host/ops/kernel_support.cpp
 // says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
+// The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
+// f16, the tile fits and no GEMM tile is forced; else none.
+std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt
 // restores the rule. Process-wide and not thread-safe: set it before building sessions, from one thread.
 // Fails (and leaves the setting alone) when the tile is not a valid blocking on `device`.
 Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device);
+// The same for roots/gemm_coopmat.glsl: while set, f16 products on a device with cooperative matrices
+// get `tile`. Fails where the tile is not a valid blocking on `device`.
+Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& device);
+// The shapes choose_coopmat_tiling picks from, for tests that run each.
+std::span<const CoopmatTile> coopmat_tiles();
 // The launch of the chosen root: template, defines (sizes, strides, tiling) and a 1-D grid of tiles,
 // clamped to the device (the roots loop over the rest).
 KernelLaunch gemm_launch(const GemmProblem& problem, const DevicePlan& device);

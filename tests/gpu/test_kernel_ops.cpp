@@ -60,7 +60,7 @@ std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& pl
   if (launch->root == "roots/gemm_skinny.glsl") return "skinny " + define("VKF_ROWS") + "x" + define("VKF_COLS");
   if (launch->root == "roots/gemm_coopmat.glsl")
     return "coopmat " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_WARPS_M") +
-           "x" + define("VKF_WARPS_N") + " of " + std::to_string(launch->workgroup_size);
+           "x" + define("VKF_WARPS_N") + "x" + define("VKF_WARPS_K") + " of " + std::to_string(launch->workgroup_size);
   REQUIRE(launch->root == "roots/gemm_tiled.glsl");
   const std::string split = define("VKF_SPLIT_K"), groups = define("VKF_SPLIT_GROUPS");
   return "tiled " + define("VKF_BM") + "x" + define("VKF_BN") + "x" + define("VKF_BK") + " " + define("VKF_STAGES") +
@@ -156,13 +156,19 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   h100.subgroup_size = 32;
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x8 2");  // no coopmat
   h100.coopmat_f16 = true;
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2 of 128");
-  CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x64 2x2 of 128");
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
-  CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 64x64x32 2x2 of 128");
+  // Large products: 128x128 tiles (1024 or 256 of them, each SM sub-partition busy); 1024^3: 64x64.
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
+  CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x32 2x2x1 of 128");
+  // vit_b_16's 197 x 768 outputs: 32x32 tiles fill the GPU (672 subgroups); a 7x7 layer's 49 x 512
+  // outputs over K = 4608 cannot: the most subgroups, 4 along K on each 16x16 block.
+  CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 32x32x32 2x2x1 of 128");
+  CHECK(matmul_blocking({512, 4608}, {4608, 49}, h100, DType::kF16) == "coopmat 32x32x128 2x2x4 of 512");
+  CHECK(matmul_blocking({512, 200}, {200, 49}, h100, DType::kF16) == "coopmat 32x32x64 2x2x2 of 256");
+  CHECK(matmul_blocking({512, 100}, {100, 49}, h100, DType::kF16) == "coopmat 32x32x32 2x2x1 of 128");  // K under 2 x 64
   DevicePlan smaller = h100;
   smaller.shared_memory_bytes = 32768;
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2 of 128");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2x1 of 128");
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x8 2");
   CHECK(matmul_blocking({1, 777}, {777, 50}, h100, DType::kF16) == "skinny 1x32");
   REQUIRE(force_gemm_tile(GemmTile{64, 64, 16, 8, 8}, h100).ok());
@@ -212,6 +218,36 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
     }
   }
   plan = saved;
+  CHECK(validation_errors() == 0);
+}
+
+// Where the device has fp16 cooperative matrices (not lavapipe: there the test says so and checks
+// nothing), every tile of the cooperative-matrix root runs the f16 MatMul cases and the Conv cases of
+// one group against their CPU references.
+TEST_CASE("f16 MatMul and Conv match their references with every cooperative-matrix tile") {
+  const DevicePlan& plan = gpu_context().impl()->plan;
+  if (!plan.coopmat_f16) {
+    MESSAGE("this device has no fp16 cooperative matrices: the cooperative-matrix tiles are not run");
+    return;
+  }
+  struct Reset {
+    ~Reset() { (void)force_coopmat_tile(std::nullopt, DevicePlan{}); }
+  } reset;
+  std::uint32_t seed = 700;
+  for (const CoopmatTile& tile : coopmat_tiles()) {
+    CAPTURE(tile.tile);
+    CAPTURE(tile.bk);
+    CAPTURE(tile.warps_k);
+    REQUIRE(force_coopmat_tile(tile, plan).ok());
+    for (const std::span<const KernelCase> cases : {matmul_cases(), nn_cases()})
+      for (const KernelCase& c : cases) {
+        if (std::string_view(c.op) == "Conv" ? c.inputs[1][1] != c.inputs[0][1] : std::string_view(c.op) != "MatMul")
+          continue;  // Conv of one group only
+        CAPTURE(shape_to_string(c.inputs[0]));
+        CAPTURE(shape_to_string(c.inputs[1]));
+        check_kernel_case(c, DType::kF16, seed++);
+      }
+  }
   CHECK(validation_errors() == 0);
 }
 

@@ -35,6 +35,16 @@ DevicePlan small_types_device() {
   return device;
 }
 
+// small_types_device with an H100's fp16 cooperative matrices, subgroups and limits.
+DevicePlan h100_like_device() {
+  DevicePlan device = small_types_device();
+  device.coopmat_f16 = true;
+  device.subgroup_size = 32;
+  device.shared_memory_bytes = 49152;
+  device.max_workgroup_invocations = 1024;
+  return device;
+}
+
 // The kernel of the only group `b`'s graph plans into.
 Result<GroupKernel> try_kernel_of(GraphBuilder& b, const DevicePlan& device) {
   auto graph = b.build();
@@ -187,13 +197,10 @@ TEST_CASE("golden: a kernel op with a post-fused chain, preserving Inf and NaN")
 // roots/gemm_coopmat.glsl runs only where a device has NV cooperative matrices (not lavapipe): here it
 // must at least generate, compile and validate for f16 MatMul and Gemm, with both operand layouts
 // (A and B contiguous along K or not), ragged edges, a batch and a post-fused bias + Relu, staging each
-// operand as raw 16-byte runs where its rows allow and as converted pairs where they do not.
+// operand as raw 16-byte runs where its rows allow and as converted pairs where they do not, and with
+// K split between subgroups.
 TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each operand layout") {
-  DevicePlan device = small_types_device();
-  device.coopmat_f16 = true;
-  device.subgroup_size = 32;
-  device.shared_memory_bytes = 49152;
-  device.max_workgroup_invocations = 1024;
+  const DevicePlan device = h100_like_device();
   struct Case {
     Shape a, b;
     float trans_a, trans_b;
@@ -201,7 +208,8 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
   };
   for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0, "A B"}, Case{{72, 100}, {40, 72}, 1, 1, "B"},
                         Case{{2, 300, 64}, {64, 520}, 0, 0, "A B"}, Case{{30, 70}, {70, 9}, 0, 0, ""},
-                        Case{{1100, 136}, {136, 2000}, 0, 0, "A B"}}) {  // 128x128x64 tiles
+                        Case{{1100, 136}, {136, 2000}, 0, 0, "A B"},  // 128x128x64 tiles
+                        Case{{64, 1000}, {1000, 40}, 0, 0, "A B"}}) {  // 4 subgroups along K on each block
     CAPTURE(shape_to_string(c.a));
     GraphBuilder b;
     const Tensor x = b.input("a", c.a, DType::kF16), w = b.input("b", c.b, DType::kF16);
@@ -221,6 +229,56 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
     CHECK((source->find("#define VKF_A_QUADS 1") != std::string::npos) == (quads.find('A') != std::string::npos));
     CHECK((source->find("#define VKF_B_QUADS 1") != std::string::npos) == (quads.find('B') != std::string::npos));
     CHECK(source->find("#define VKF_IN0_RAW 1") != std::string::npos);  // plain inputs offer raw runs
+    CHECK((source->find("#define VKF_WARPS_K 4") != std::string::npos) == (c.a[0] == 64));
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
+    CHECK_MESSAGE(optimized.ok(), optimized.status().to_string());
+  }
+}
+
+// f16 Convs of one group take the same root where the device has cooperative matrices: W as A, X's
+// im2col matrix as B, gathered with strides, pads and dilations (or X's planes as they are for a plain
+// 1x1), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl.
+TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering their window") {
+  const DevicePlan device = h100_like_device();
+  using Ints = std::vector<std::int64_t>;
+  struct Case {
+    Shape x, w;
+    Ints pads, strides, dilations;
+    float group;
+    DType dtype;
+    const char* root;
+    bool gather;
+    const char* quads;
+  };
+  const char* coopmat = "roots/gemm_coopmat.glsl";
+  for (const Case& c : {Case{{1, 13, 9, 11}, {7, 13, 3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, ""},
+                        Case{{1, 7, 10, 10}, {13, 7, 3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 1, DType::kF16, coopmat, true, ""},
+                        Case{{1, 16, 12, 12}, {32, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
+                        Case{{2, 16, 8, 8}, {24, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, false, "A B"},
+                        Case{{1, 16, 7, 7}, {24, 16, 1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
+                        Case{{1, 8, 6, 6}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2, DType::kF16, "roots/conv2d.glsl", false, ""},
+                        Case{{1, 16, 8, 8}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d.glsl", false, ""}}) {
+    CAPTURE(shape_to_string(c.x));
+    CAPTURE(shape_to_string(c.w));
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.x, c.dtype), w = b.input("w", c.w, c.dtype), bias = b.input("bias", {c.w[0]}, c.dtype);
+    const Tensor conv = b.op("Conv", {x, w, bias},
+                             {{"pads", c.pads}, {"strides", c.strides}, {"dilations", c.dilations}, {"group", c.group}});
+    b.output(b.op("Relu", {conv}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.kernel_root == c.root);
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    if (kernel->spec.kernel_root == coopmat) {
+      CHECK(source->find("#define VKF_CONV 1") != std::string::npos);
+      CHECK((source->find("#define VKF_CONV_GATHER 1") != std::string::npos) == c.gather);
+      const std::string quads = std::string(c.quads);
+      CHECK((source->find("#define VKF_A_QUADS 1") != std::string::npos) == (quads.find('A') != std::string::npos));
+      CHECK((source->find("#define VKF_B_QUADS 1") != std::string::npos) == (quads.find('B') != std::string::npos));
+    }
     auto spirv = compile_glsl_compute(*source, kernel->spec.label);
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
     auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
