@@ -173,7 +173,7 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
     if (caps.coopmat_nv_f16) {  // roots/gemm_coopmat.glsl: the extension, its feature, the Vulkan memory model
       coopmat.cooperativeMatrix = VK_TRUE;
       f12.vulkanMemoryModel = VK_TRUE;
-      f12.vulkanMemoryModelDeviceScope = VK_TRUE;  // barrier() as glslang compiles it
+      f12.vulkanMemoryModelDeviceScope = VK_TRUE;  // split K's Device-scope barriers, under the memory model
       f12.pNext = &coopmat;
       extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     }

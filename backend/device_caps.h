@@ -45,9 +45,10 @@ struct DeviceCaps {
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix is present
   // What roots/gemm_coopmat.glsl needs, at Vulkan 1.2: VK_NV_cooperative_matrix with its feature, a
   // 16x16x16 fp16 x fp16 + fp32 -> fp32 product at subgroup scope (queried only when the instance is
-  // given to query_device_caps), the vulkanMemoryModel and vulkanMemoryModelDeviceScope features (glslang
-  // compiles GL_NV_cooperative_matrix to the Vulkan memory model, and barrier() with Device memory scope)
-  // and shaderFloat16.
+  // given to query_device_caps), the vulkanMemoryModel feature (glslang compiles GL_NV_cooperative_matrix
+  // to the Vulkan memory model), vulkanMemoryModelDeviceScope (with the memory model enabled, every shader
+  // that uses Device scope needs it: split K's buffer barriers and atomics in roots/gemm_tiled.glsl) and
+  // shaderFloat16.
   bool coopmat_nv_f16 = false;
   std::vector<std::string> coopmat_nv_sizes;  // "16x8x16 f16*f16+f32->f32", subgroup scope (for reports)
   // shaderSignedZeroInfNanPreserveFloat32/16 (Vulkan 1.2 or VK_KHR_shader_float_controls): shaders may ask

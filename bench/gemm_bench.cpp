@@ -33,6 +33,17 @@ using namespace vkfuse;
 using bench::arg;
 using bench::split;
 
+// Takes "<mark><number>" off the front of `rest` into `value` where it starts with `mark`; false where
+// it starts with `mark` but no number follows.
+bool take_suffix(std::string& rest, char mark, unsigned& value) {
+  if (rest.empty() || rest[0] != mark) return true;
+  int used = 0;
+  const char format[] = {mark, '%', 'u', '%', 'n', '\0'};
+  if (std::sscanf(rest.c_str(), format, &value, &used) != 1) return false;
+  rest = rest.substr(static_cast<std::size_t>(used));
+  return true;
+}
+
 // "128x128x16:8x8" or "32x32x32:4x4/4" (split K) -> the tile; "auto" -> none (the launcher's choice);
 // std::nullopt for anything else.
 std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
@@ -41,16 +52,7 @@ std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
   int used = 0;
   if (std::sscanf(text.c_str(), "%ux%ux%u:%ux%u%n", &bm, &bn, &bk, &tm, &tn, &used) != 5) return std::nullopt;
   std::string rest = text.substr(static_cast<std::size_t>(used));
-  int more = 0;
-  if (!rest.empty() && rest[0] == '/') {
-    if (std::sscanf(rest.c_str(), "/%u%n", &slices, &more) != 1) return std::nullopt;
-    rest = rest.substr(static_cast<std::size_t>(more));
-  }
-  if (!rest.empty() && rest[0] == '+') {
-    if (std::sscanf(rest.c_str(), "+%u%n", &groups, &more) != 1) return std::nullopt;
-    rest = rest.substr(static_cast<std::size_t>(more));
-  }
-  if (!rest.empty()) return std::nullopt;
+  if (!take_suffix(rest, '/', slices) || !take_suffix(rest, '+', groups) || !rest.empty()) return std::nullopt;
   return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices, groups});
 }
 
@@ -61,12 +63,7 @@ std::optional<CoopmatTile> parse_coopmat_tile(const std::string& text) {
   int used = 0;
   if (std::sscanf(text.c_str(), "cm%ux%u%n", &tile, &bk, &used) != 2) return std::nullopt;
   std::string rest = text.substr(static_cast<std::size_t>(used));
-  int more = 0;
-  if (!rest.empty() && rest[0] == '/') {
-    if (std::sscanf(rest.c_str(), "/%u%n", &warps_k, &more) != 1) return std::nullopt;
-    rest = rest.substr(static_cast<std::size_t>(more));
-  }
-  if (!rest.empty()) return std::nullopt;
+  if (!take_suffix(rest, '/', warps_k) || !rest.empty()) return std::nullopt;
   return CoopmatTile{tile, bk, warps_k};
 }
 
@@ -107,8 +104,7 @@ std::string describe(const GemmTiling& t) {
   if (t.kernel == GemmKernel::kCoopmat)
     return "coopmat " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
            std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups" +
-           (t.warps_k > 1 ? " x " + std::to_string(t.warps_k) + " along K" : std::string()) +
-           (t.groups > 1 ? ", " + std::to_string(t.groups) + " workgroups per tile" : std::string()) + ", " +
+           (t.warps_k > 1 ? " x " + std::to_string(t.warps_k) + " along K" : std::string()) + ", " +
            std::to_string(t.workgroup_size) + " invocations, " + std::to_string(t.shared_bytes) + " B shared";
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +

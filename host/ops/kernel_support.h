@@ -87,10 +87,9 @@ struct GemmTiling {
 
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
 // device has cooperative matrices (128x128, 64x64 or 32x32 tiles, K split between subgroups where that
-// fills the GPU); otherwise the tile (with split K
-// where K is long) that fills the GPU with invocations and, among those that do, reuses each load the
-// most; 16 deep where two stages of that fit, split-K tiles 32 or 64 deep (host/ops/kernel_support.cpp
-// says how).
+// fills the GPU); otherwise the tile (with split K where K is long) that fills the GPU with invocations
+// and, among those that do, reuses each load the most; 16 deep where two stages of that fit, split-K
+// tiles 32 or 64 deep (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none.

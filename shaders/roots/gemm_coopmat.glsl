@@ -113,8 +113,8 @@ const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 shared uint vkf_sa[kRowsA * kRowA];
 shared uint vkf_sb[kRowsB * kRowB];
 shared float vkf_patch[VKF_WARPS_M * VKF_WARPS_N * 256];
-const uint kBlocks = uint(VKF_WARPS_M * VKF_WARPS_N), kFrags = kFragM * kFragN;
 #if VKF_WARPS_K > 1
+const uint kBlocks = uint(VKF_WARPS_M * VKF_WARPS_N), kFrags = kFragM * kFragN;
 // Subgroup (k, block)'s accumulator (i, j), k >= 1: 256 floats at ((k - 1) * blocks + block) * frags + i * kFragN + j.
 shared float vkf_parts[uint(VKF_WARPS_K - 1) * kBlocks * kFrags * 256u];
 #endif
