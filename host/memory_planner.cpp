@@ -52,4 +52,19 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
   return plan;
 }
 
+ConstantPacking pack_constants(const std::vector<std::uint64_t>& sizes, std::uint64_t alignment, std::uint64_t block_limit) {
+  ConstantPacking packing;
+  for (std::uint64_t bytes : sizes) {
+    std::uint64_t offset = 0;
+    if (!packing.block_bytes.empty()) offset = (packing.block_bytes.back() + alignment - 1) / alignment * alignment;
+    if (packing.block_bytes.empty() || offset + bytes > block_limit) {
+      packing.block_bytes.push_back(0);
+      offset = 0;
+    }
+    packing.block_bytes.back() = offset + bytes;
+    packing.slots.push_back({packing.block_bytes.size() - 1, offset});
+  }
+  return packing;
+}
+
 }  // namespace vkfuse

@@ -31,6 +31,9 @@ bool fusion_disabled_by_env() {
   return env && std::strcmp(env, "0") != 0 && *env != '\0';
 }
 
+// The most bytes of constants one block (one allocation) takes; a block also stays within one binding.
+constexpr std::uint64_t kConstantBlockBytes = std::uint64_t{256} << 20;
+
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -61,7 +64,9 @@ struct Session::Impl {
 
   // Declaration order is destruction order reversed: the recorder (which waits for the GPU) goes
   // first, then descriptors and pipelines, then the buffers they reference.
-  std::map<ValueId, Buffer> own_buffers;  // graph inputs, outputs and non-scalar constants
+  std::map<ValueId, Buffer> own_buffers;  // graph inputs and outputs
+  std::vector<Buffer> constant_blocks;     // the constants kernels bind, packed (pack_constants)
+  std::map<ValueId, Placement> constant_places;
   std::map<ValueId, Buffer> uploads;      // staging for graph inputs
   std::map<ValueId, Buffer> downloads;    // staging for graph outputs
   std::optional<Buffer> arena;
@@ -154,7 +159,8 @@ struct Session::Impl {
     std::vector<ValueId> late;  // bound constants bindable_constants() did not foresee
     for (const GroupKernel& kernel : kernels)
       for (ValueId v : kernel.bound_values)
-        if (g.value(v).constant && !own_buffers.count(v)) late.push_back(v);
+        if (g.value(v).constant && !constant_places.count(v) && std::find(late.begin(), late.end(), v) == late.end())
+          late.push_back(v);
     VKFUSE_TRY(upload_constants(late));
 
     // Intermediates: one arena, offsets from liveness.
@@ -209,20 +215,36 @@ struct Session::Impl {
   Placement placement(ValueId v) const {
     const Value& value = ir().value(v);
     if (auto it = own_buffers.find(v); it != own_buffers.end()) return {it->second.handle(), 0, value.bytes()};
+    if (auto it = constant_places.find(v); it != constant_places.end()) return it->second;
     return {arena->handle(), memory.offsets.at(v), value.bytes()};
   }
 
-  // Constants get their buffers and go up once, through a one-shot recording.
+  // Constants go up once, packed into blocks (pack_constants): each block is one device-local buffer,
+  // filled from one staging buffer (written by the worker threads) in one recording.
   Status upload_constants(const std::vector<ValueId>& constants) {
+    if (constants.empty()) return {};
+    std::vector<std::uint64_t> sizes;
+    for (ValueId v : constants) sizes.push_back(ir().value(v).bytes());
+    const std::uint64_t block_limit = std::min<std::uint64_t>(context->plan.chunk_bytes(), kConstantBlockBytes);
+    const ConstantPacking packing = pack_constants(sizes, context->plan.binding_alignment, block_limit);
     std::vector<Staged> staging;
-    for (ValueId v : constants) {
-      const Value& value = ir().value(v);
-      if (own_buffers.count(v)) continue;
-      VKFUSE_TRY(own(v));
-      VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), value.bytes(), MemoryUsage::kUpload));
-      std::memcpy(up.mapped(), value.constant->bytes.data(), value.constant->bytes.size());
-      staging.push_back({std::move(up), own_buffers.at(v).handle()});
+    std::vector<VkBuffer> blocks;
+    for (std::uint64_t bytes : packing.block_bytes) {
+      const std::string name = "constants " + std::to_string(constant_blocks.size());
+      VKFUSE_ASSIGN_OR_RETURN(Buffer block, Buffer::create(ctx(), bytes, MemoryUsage::kDeviceLocal, name));
+      VKFUSE_ASSIGN_OR_RETURN(Buffer up, Buffer::create(ctx(), bytes, MemoryUsage::kUpload, name + " (staging)"));
+      blocks.push_back(block.handle());
+      staging.push_back({std::move(up), block.handle()});
+      constant_blocks.push_back(std::move(block));
     }
+    VKFUSE_TRY(parallel_for(constants.size(), compile_thread_count(), [&](std::size_t i) -> Status {
+      const HostTensor& data = *ir().value(constants[i]).constant;
+      const ConstantSlot& slot = packing.slots[i];
+      std::memcpy(static_cast<std::byte*>(staging[slot.block].staging.mapped()) + slot.offset, data.bytes.data(), data.bytes.size());
+      return {};
+    }));
+    for (std::size_t i = 0; i < constants.size(); ++i)
+      constant_places[constants[i]] = {blocks[packing.slots[i].block], packing.slots[i].offset, sizes[i]};
     return copy_staged(staging);
   }
 

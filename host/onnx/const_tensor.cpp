@@ -65,9 +65,18 @@ Result<ConstTensor> const_from_proto(const TensorProto& proto, const std::string
     VKFUSE_ASSIGN_OR_RETURN(out.ints, int64_values_from_proto(proto, base_dir, what));
     return out;
   }
+  if (proto.data_type() == TensorProto::FLOAT) {  // the common case, and the big one: raw floats, copied once
+    VKFUSE_ASSIGN_OR_RETURN(const std::optional<std::string_view> raw, raw_data_bytes(proto, what));
+    if (raw) {
+      VKFUSE_ASSIGN_OR_RETURN(out.shape, shape_from_proto(proto, what));
+      out.floats.resize(raw->size() / 4);
+      if (!raw->empty()) std::memcpy(out.floats.data(), raw->data(), raw->size());
+      return out;
+    }
+  }
   VKFUSE_ASSIGN_OR_RETURN(HostTensor host, tensor_from_proto(proto, base_dir, what));
   out.shape = host.shape;
-  if (host.dtype == DType::kF32) {  // the common case, and the big one: a plain copy
+  if (host.dtype == DType::kF32) {
     out.floats.resize(host.bytes.size() / 4);
     if (!out.floats.empty()) std::memcpy(out.floats.data(), host.bytes.data(), host.bytes.size());
   } else {

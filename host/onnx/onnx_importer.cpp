@@ -7,16 +7,23 @@
 //     together with every other unsupported node in one error at the end.
 #include <vkfuse/onnx.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "host/onnx/onnx_folding.h"
 #include "host/onnx/onnx_import_state.h"
 #include "host/onnx/onnx_node_map.h"
 #include "host/onnx/tensor_proto.h"
+#include "host/parallel_for.h"
 #include "host/passes/fold_batch_norm.h"
 #include "onnx.pb.h"
 
@@ -41,15 +48,22 @@ Result<std::unique_ptr<onnx::ModelProto>> read_model(const std::string& path) {
   if (ec) return make_error(ErrorCode::kIo, path + ": cannot read its size: " + ec.message());
   if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
     return make_error(ErrorCode::kUnsupported, path + ": larger than protobuf's 2 GiB limit; store the weights as external data");
-  // Parsed as it streams in: no copy of the whole file in memory beside the parsed tensors (resnet50's
-  // 100 MB were read into a buffer, zero-filled first, then copied into the message).
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorCode::kIo, path + ": cannot be read");
-  auto model = std::make_unique<onnx::ModelProto>();
+  // Mapped (the page cache, no copy) and parsed from the flat bytes: each initializer's raw_data is
+  // copied once, in one piece. Parsing from a stream grew every raw_data string chunk by chunk; on this
+  // 2-core machine resnet50's 100 MB parsed in 77 ms that way, 55-65 ms mapped.
+  const auto bytes = static_cast<std::size_t>(size);
   const char* hint = "; the file is truncated or is not an ONNX model";
-  if (size == 0 || !model->ParseFromIstream(&file))
-    return make_error(file.bad() ? ErrorCode::kIo : ErrorCode::kInvalidArgument,
-                      path + (file.bad() ? ": reading it failed" : ": cannot be parsed as an ONNX ModelProto" + std::string(hint)));
+  if (bytes == 0) return make_error(ErrorCode::kInvalidArgument, path + ": the file is empty" + std::string(hint));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::kIo, path + ": cannot be opened: " + std::strerror(errno));
+  void* mapped = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const int map_error = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED) return make_error(ErrorCode::kIo, path + ": cannot be mapped: " + std::strerror(map_error));
+  auto model = std::make_unique<onnx::ModelProto>();
+  const bool parsed = model->ParseFromArray(mapped, static_cast<int>(bytes));
+  ::munmap(mapped, bytes);
+  if (!parsed) return make_error(ErrorCode::kInvalidArgument, path + ": cannot be parsed as an ONNX ModelProto" + std::string(hint));
   // Protobuf accepts many byte strings as some message: insist on what every ONNX model has.
   if (model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
     return make_error(ErrorCode::kInvalidArgument,
@@ -109,12 +123,22 @@ Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& 
   return shape;
 }
 
-Status add_inputs(ImportState& state, const onnx::GraphProto& graph, const OnnxOptions& options, const std::string& path,
+Status add_inputs(ImportState& state, onnx::GraphProto& graph, const OnnxOptions& options, const std::string& path,
                   const std::string& base_dir) {
-  for (const auto& init : graph.initializer()) {
+  // Decoded on the worker threads (VKFUSE_COMPILE_THREADS): the copies are bound by first-touch page
+  // faults, which scale with cores. Each raw_data is freed once decoded, so the weights are not held
+  // twice (and the next tensor may reuse its pages).
+  const auto count = static_cast<std::size_t>(graph.initializer_size());
+  std::vector<std::shared_ptr<const ConstTensor>> decoded(count);
+  VKFUSE_TRY(parallel_for(count, compile_thread_count(), [&](std::size_t i) -> Status {
+    onnx::TensorProto& init = *graph.mutable_initializer(static_cast<int>(i));
     VKFUSE_ASSIGN_OR_RETURN(ConstTensor value, const_from_proto(init, base_dir, path + ": initializer '" + init.name() + "'"));
-    state.values[init.name()] = OnnxValue{std::make_shared<const ConstTensor>(std::move(value)), Tensor{}, false};
-  }
+    decoded[i] = std::make_shared<const ConstTensor>(std::move(value));
+    std::string().swap(*init.mutable_raw_data());
+    return {};
+  }));
+  for (std::size_t i = 0; i < count; ++i)
+    state.values[graph.initializer(static_cast<int>(i)).name()] = OnnxValue{std::move(decoded[i]), Tensor{}, false};
   if (graph.sparse_initializer_size() > 0)
     return make_error(ErrorCode::kUnsupported, path + ": sparse initializers are not supported");
   std::set<std::string> inputs;

@@ -162,12 +162,10 @@ Result<std::vector<std::byte>> element_bytes(const TensorProto& proto, const std
                                              std::uint64_t numel) {
   const std::uint64_t expected = numel * element_size(proto.data_type());  // shape_from_proto bounded it
   if (proto.data_location() == TensorProto::EXTERNAL) return external_bytes(proto, base_dir, what, expected);
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
-    if (raw.size() != expected)
-      return invalid(what, "raw_data has " + std::to_string(raw.size()) + " bytes; its shape and type need " + std::to_string(expected));
-    const auto* first = reinterpret_cast<const std::byte*>(raw.data());
-    return std::vector<std::byte>(first, first + raw.size());  // one pass: no zero-fill before the copy
+  VKFUSE_ASSIGN_OR_RETURN(const std::optional<std::string_view> raw, raw_data_bytes(proto, what));
+  if (raw) {
+    const auto* first = reinterpret_cast<const std::byte*>(raw->data());
+    return std::vector<std::byte>(first, first + raw->size());  // one pass: no zero-fill before the copy
   }
   return typed_field_bytes(proto, what, numel);
 }
@@ -246,6 +244,16 @@ Result<Shape> shape_from_proto(const TensorProto& proto, const std::string& what
     numel *= d;
   }
   return shape;
+}
+
+Result<std::optional<std::string_view>> raw_data_bytes(const TensorProto& proto, const std::string& what) {
+  if (proto.data_location() == TensorProto::EXTERNAL || !proto.has_raw_data()) return std::optional<std::string_view>{};
+  VKFUSE_ASSIGN_OR_RETURN(const Shape shape, shape_from_proto(proto, what));
+  const std::uint64_t expected = static_cast<std::uint64_t>(shape_numel(shape)) * element_size(proto.data_type());
+  const std::string& raw = proto.raw_data();
+  if (raw.size() != expected)
+    return invalid(what, "raw_data has " + std::to_string(raw.size()) + " bytes; its shape and type need " + std::to_string(expected));
+  return std::optional<std::string_view>{raw};
 }
 
 Result<HostTensor> tensor_from_proto(const TensorProto& proto, const std::string& base_dir, const std::string& what) {

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <vkfuse/status.hpp>
@@ -44,6 +46,11 @@ Result<Shape> shape_from_proto(const onnx::TensorProto& proto, const std::string
 // end of the file, is an error naming the tensor and the file.
 Result<HostTensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
                                      const std::string& what);
+
+// The raw_data of a tensor that keeps its values there (not external, not in the typed fields),
+// checked against the bytes its shape and type need; an empty optional for a tensor stored otherwise.
+// The view lives as long as `proto`.
+Result<std::optional<std::string_view>> raw_data_bytes(const onnx::TensorProto& proto, const std::string& what);
 
 // The values of an integer or BOOL tensor as int64, losslessly (shape arithmetic is done in int64).
 // UINT64 values past INT64_MAX are an error; float tensors are an error.

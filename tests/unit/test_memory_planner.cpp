@@ -1,5 +1,6 @@
 // MemoryPlanner: values whose lifetimes do not overlap share bytes, overlapping ones never do, every
-// offset is aligned, and graph outputs are not planned.
+// offset is aligned, and graph outputs are not planned. Constant packing: aligned, in order, blocks
+// within their limit, oversized constants alone.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -121,6 +122,25 @@ TEST_CASE("graph inputs, outputs and values nobody writes are not planned") {
   const MemoryPlan empty = plan_memory(graph_ir(chain.graph), {}, {}, 16);
   CHECK(empty.offsets.empty());
   CHECK(empty.arena_bytes == 0);
+}
+
+TEST_CASE("Constant packing: aligned slots in order, a new block at the limit, an oversized constant alone") {
+  // Limit 1000, alignment 64: 100 at 0, 300 at 128, 500 at 448 (ends at 948); 100 would end at 1060:
+  // new block; 2000 exceeds the limit: a block of its own; 10 opens the next block.
+  const ConstantPacking p = pack_constants({100, 300, 500, 100, 2000, 10}, 64, 1000);
+  REQUIRE(p.slots.size() == 6);
+  const std::vector<std::pair<std::size_t, std::uint64_t>> expected = {{0, 0}, {0, 128}, {0, 448}, {1, 0}, {2, 0}, {3, 0}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    CHECK(p.slots[i].block == expected[i].first);
+    CHECK(p.slots[i].offset == expected[i].second);
+    CHECK(p.slots[i].offset % 64 == 0);
+  }
+  CHECK(p.block_bytes == std::vector<std::uint64_t>{948, 100, 2000, 10});
+  CHECK(pack_constants({}, 64, 1000).block_bytes.empty());
+  // A constant exactly at the limit fills its block.
+  const ConstantPacking full = pack_constants({1000, 1}, 256, 1000);
+  CHECK(full.block_bytes == std::vector<std::uint64_t>{1000, 1});
 }
 
 }  // namespace vkfuse
