@@ -1,5 +1,6 @@
 // parallel_for: index-ordered work on a few threads, with the first failure by index as the result.
-// Session creation builds, compiles and turns kernels into pipelines with it (one group per task).
+// Session creation builds, compiles and turns kernels into pipelines with it (one group per task) and
+// writes the constants' staging; the ONNX importer decodes initializers with it.
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -101,6 +102,12 @@ struct Session::Impl {
       PipelineDesc desc{*spirv, count_bindings(kernel.spec), 0, group.label};
       VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc, pipeline_cache));
       step_ms[k][2] = ms_since(start);
+      if (log_enabled(LogLevel::kDebug)) {
+        char line[160];
+        std::snprintf(line, sizeof(line), "': build %.1f ms, compile %.1f ms, pipeline %.1f ms, %zu SPIR-V words",
+                      step_ms[k][0], step_ms[k][1], step_ms[k][2], spirv->size());
+        log_message(LogLevel::kDebug, "kernel " + std::to_string(k) + " '" + group.label + line);
+      }
       built[k].emplace(std::move(kernel));
       made[k].emplace(std::move(pipeline));
       return {};

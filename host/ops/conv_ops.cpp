@@ -139,18 +139,20 @@ std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s
 
 // Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
 // workgroup, a tm x tn micro-tile per invocation (even; read from shared memory as vec4 fragments where
-// a multiple of 4, else vec2), and `split` slices of invocations that each multiply 1/split of every
-// staged K slice and add their partial sums through shared memory.
+// a multiple of 4, else vec2), `split` slices of invocations that each multiply 1/split of every
+// staged K slice and add their partial sums through shared memory, and `parts` workgroups per block
+// that each walk 1/parts of K and add their partial sums through memory (the session's split-K scratch).
 struct ConvTile {
-  std::int64_t bm, bn, tm, tn, split = 1;
+  std::int64_t bm, bn, tm, tn, split = 1, parts = 1;
   std::int64_t invocations() const { return (bm / tm) * (bn / tn) * split; }
-  // Outputs each invocation accumulates over the whole K (its reuse of the fragments it reads).
-  double outputs_per_invocation() const { return static_cast<double>(tm * tn) / static_cast<double>(split); }
+  // Outputs each invocation accumulates over its share of K (its reuse of the fragments it reads).
+  double outputs_per_invocation() const { return static_cast<double>(tm * tn) / static_cast<double>(split * parts); }
   std::int64_t fragment_m() const { return tm % 4 == 0 ? 4 : 2; }
 };
 // Most reuse first. The 2x2 / 4x2 micro-tiles with 256 invocations fill a large GPU on batch-1 layers
 // (resnet50's 56x56 layers: 50K invocations with 32x32 2x2 against 12.5K with 4x4); the split-K tiles
-// multiply that by 2 or 4 on layers too small even for 32x32 2x2 (7x7 and 14x14 outputs).
+// multiply that by 2 or 4 on layers too small even for 32x32 2x2 (7x7 and 14x14 outputs). `parts` is
+// not in the table: choose_conv_parts sets it on the tile chosen.
 constexpr ConvTile kConvTiles[] = {
     {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4}, {64, 32, 4, 4},       {32, 64, 4, 4},
     {32, 32, 4, 4},   {64, 32, 4, 2},  {32, 64, 2, 4},  {32, 32, 2, 2}, {32, 32, 2, 2, 2}, {32, 32, 2, 2, 4}};
@@ -175,8 +177,9 @@ bool conv_tile_fits(const ConvTile& t, const DevicePlan& device) {
          conv_shared_bytes(t, min_conv_bk(t)) <= device.shared_memory_bytes;
 }
 
-// ScopedConvTile's tile (an index into kConvTiles), or none.
+// ScopedConvTile's tile (an index into kConvTiles) and parts, or none.
 std::optional<std::size_t> g_forced_tile;
+std::int64_t g_forced_parts = 1;
 
 // First fill the GPU, then reuse. For tile t on this Conv (groups and images counted):
 //   launched = workgroups x invocations per workgroup,
@@ -190,7 +193,11 @@ std::optional<std::size_t> g_forced_tile;
 // resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
 // vgg11's 112x112 layers 128x64 8x4 (50K); batch 8: 128x128 8x8 (see the test "Conv picks its ...").
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
-  if (g_forced_tile) return kConvTiles[*g_forced_tile];
+  if (g_forced_tile) {
+    ConvTile t = kConvTiles[*g_forced_tile];
+    t.parts = g_forced_parts;
+    return t;
+  }
   struct Score {
     bool filled;
     double first, second, used;  // filled: reuse, 0; else busy, reuse; the share of real outputs
@@ -228,6 +235,24 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
   return std::max(bk, min_conv_bk(t));
 }
 
+// Split K over `parts` workgroups per block only where the blocks are fewer than the GPU's SMs
+// (kFillInvocations / 256 = 132 on the H100: a split-K tile of 1024 invocations takes an SM): the most
+// parts of 2 or 4 whose workgroups still fit one per SM, each part at least kMinSplitSteps steps of BK,
+// with room for the scratch's two bindings. resnet50 at batch 1: its 7x7 layers' 32 blocks go over 4
+// workgroups, its 14x14 3x3 layers' 56 over 2.
+ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
+  if (g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
+  constexpr std::int64_t kSms = kFillInvocations / 256;
+  for (std::int64_t parts : {4, 2}) {
+    const std::int64_t bk = choose_conv_bk(t, (k + parts - 1) / parts, blocks * parts, device);
+    if (blocks * parts <= kSms && k >= kMinSplitSteps * parts * bk) {
+      t.parts = parts;
+      return t;
+    }
+  }
+  return t;
+}
+
 // 1x1, stride 1, no pads: column p of an image reads X at p, so B is X's [CG, H*W] planes as they are.
 bool is_pointwise(const ConvShape& s) {
   auto plain = [](const WindowAxis& a) { return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.pad_end == 0; };
@@ -250,10 +275,13 @@ KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
 // Every other Conv: the implicit GEMM of roots/conv2d.glsl, rows MG, columns N*OH*OW, K = CG*KH*KW.
 KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) {
   const std::int64_t rows = s.mg, cols = s.n * s.oh * s.ow, k = s.cg * s.axes[0].kernel * s.axes[1].kernel;
-  const ConvTile tile = choose_conv_tile(rows, cols, s.group, device);
-  const std::int64_t bk = choose_conv_bk(tile, k, div_up(rows, tile.bm) * div_up(cols, tile.bn) * s.group, device);
+  const ConvTile base = choose_conv_tile(rows, cols, s.group, device);
+  const std::int64_t tiles_m = div_up(rows, base.bm), tiles_n = div_up(cols, base.bn), blocks = tiles_m * tiles_n * s.group;
+  const ConvTile tile = choose_conv_parts(base, k, blocks, device);
+  // Each part walks whole BK steps of K, none of them empty.
+  const std::int64_t bk = choose_conv_bk(tile, div_up(k, tile.parts), blocks * tile.parts, device);
+  const std::int64_t k_part = div_up(div_up(k, tile.parts), bk) * bk, parts = div_up(k, k_part);
   const bool pointwise = is_pointwise(s);
-  const std::int64_t tiles_n = div_up(cols, tile.bn);
   KernelLaunch launch;
   launch.root = "roots/conv2d.glsl";
   launch.workgroup_size = static_cast<std::uint32_t>(tile.invocations());
@@ -264,9 +292,14 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
                          {"VKF_BN", glsl_uint(tile.bn)}, {"VKF_BK", glsl_uint(bk)}, {"VKF_TM", glsl_uint(tile.tm)},
                          {"VKF_TN", glsl_uint(tile.tn)}, {"VKF_FRAG_M", std::to_string(tile.fragment_m())},
                          {"VKF_FRAG_N", tile.tn % 4 == 0 ? "4" : "2"}, {"VKF_SPLIT_K", std::to_string(tile.split)},
-                         {"VKF_POINTWISE", pointwise ? "1" : "0"}});
-  launch.workgroups = {static_cast<std::uint32_t>(std::min<std::int64_t>(tiles_n, device.max_groups_x)),
-                       static_cast<std::uint32_t>(div_up(rows, tile.bm)), static_cast<std::uint32_t>(s.group)};
+                         {"VKF_POINTWISE", pointwise ? "1" : "0"}, {"VKF_SPLIT_GROUPS", std::to_string(parts)},
+                         {"VKF_K_PART", glsl_uint(k_part)}});
+  if (parts > 1) {
+    launch.split_counters = static_cast<std::uint32_t>(blocks);
+    launch.split_partial_bytes = static_cast<std::uint64_t>(blocks * parts * tile.bm * tile.bn) * 4;
+  }
+  launch.workgroups = {static_cast<std::uint32_t>(std::min<std::int64_t>(tiles_n * parts, device.max_groups_x)),
+                       static_cast<std::uint32_t>(tiles_m), static_cast<std::uint32_t>(s.group)};
   return launch;
 }
 
@@ -395,7 +428,7 @@ const OpDef kConvOps[] = {
     {.name = "Conv", .kind = OpKind::kKernel, .arity = 3,
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .list_attrs = kConvLists,
-     .min_arity = 2, .infer = infer_conv, .launch = launch_conv, .reference_kernel = reference_conv},
+     .min_arity = 2, .infer = infer_conv, .launch = launch_conv, .reference_kernel = reference_conv, .scratch = 2},
     {.name = "ConvTranspose", .kind = OpKind::kKernel, .arity = 3,
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
@@ -409,10 +442,14 @@ std::span<const OpDef> conv_ops() { return kConvOps; }
 
 std::size_t conv_tile_count() { return std::size(kConvTiles); }
 
-ScopedConvTile::ScopedConvTile(std::size_t index) : saved_(g_forced_tile) {
+ScopedConvTile::ScopedConvTile(std::size_t index, std::int64_t parts) : saved_(g_forced_tile), saved_parts_(g_forced_parts) {
   g_forced_tile = std::min(index, std::size(kConvTiles) - 1);
+  g_forced_parts = std::max<std::int64_t>(parts, 1);
 }
 
-ScopedConvTile::~ScopedConvTile() { g_forced_tile = saved_; }
+ScopedConvTile::~ScopedConvTile() {
+  g_forced_tile = saved_;
+  g_forced_parts = saved_parts_;
+}
 
 }  // namespace vkfuse

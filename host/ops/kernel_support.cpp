@@ -59,10 +59,6 @@ constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 // Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
 // tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
 
-// Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
-// and the partial-sum exchange costs more than the extra invocations win.
-constexpr std::int64_t kMinSplitSteps = 2;
-
 // Split K across workgroups: at most this many per tile.
 constexpr std::uint32_t kMaxSplitGroups = 16;
 

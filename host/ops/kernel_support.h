@@ -29,6 +29,10 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
 // too. The GEMM and Conv tile rules both start from it.
 inline constexpr std::int64_t kFillInvocations = 132 * 256;
 
+// Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
+// and the partial-sum exchange costs more than the extra invocations win.
+inline constexpr std::int64_t kMinSplitSteps = 2;
+
 // Whether a split-K tile of `split` slices steps 64 deep along K: where its product has fewer
 // workgroups than the GPU has SMs (one workgroup per SM, so the deeper slices' shared memory costs no
 // occupancy; the time is the walk along K) and K gives every slice two such steps. The caller checks

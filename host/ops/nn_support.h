@@ -28,13 +28,15 @@ std::size_t conv_tile_count();
 // Not thread-safe: launches on other threads see it too.
 class ScopedConvTile {
  public:
-  explicit ScopedConvTile(std::size_t index);
+  // parts > 1 also splits K over that many workgroups per block (fewer where K has fewer BK steps).
+  explicit ScopedConvTile(std::size_t index, std::int64_t parts = 1);
   ~ScopedConvTile();
   ScopedConvTile(const ScopedConvTile&) = delete;
   ScopedConvTile& operator=(const ScopedConvTile&) = delete;
 
  private:
   std::optional<std::size_t> saved_;
+  std::int64_t saved_parts_ = 1;
 };
 
 // A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none

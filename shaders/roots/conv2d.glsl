@@ -14,6 +14,12 @@
 // load the staged slices, slice s multiplies k's s*BK/S .. (s+1)*BK/S - 1 of each, and slices 1.. hand
 // their partial sums to slice 0 through shared memory, which adds them and stores. Small batch-1 layers
 // (7x7, 14x14) then keep S times more invocations busy on the same blocks.
+// Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each block, workgroup p
+// walking k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole BK steps, none empty). Each leaves its partial
+// sums in vkf_split_partials and counts itself in the block's counter in vkf_split_counters; the last
+// to arrive adds the G parts in part order (the same sum whichever arrives last), stores, and sets the
+// counter back to zero for the next dispatch (as roots/gemm_tiled.glsl). Layers whose blocks are fewer
+// than the GPU's SMs (7x7 outputs) then walk their long K on G times more workgroups.
 // The B gather walks k incrementally: each invocation keeps (ci, kh, kw) of its B rows and advances them
 // by BK per step (constants), so there is no division by the window size inside the K loop.
 // Every output is stored once, by VKF_OUT0, with its bias added.
@@ -24,7 +30,9 @@
 // VKF_TM, VKF_TN (tile shape, uint; TM and TN even), VKF_FRAG_M, VKF_FRAG_N (4 where TM / TN is a
 // multiple of 4, else 2), VKF_SPLIT_K (slices, dividing BK; (BM/TM) * (BN/TN) * VKF_SPLIT_K ==
 // VKF_WORKGROUP_SIZE, which divides BM*BK and BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1:
-// 1x1 window, stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p).
+// 1x1 window, stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p),
+// VKF_SPLIT_GROUPS and VKF_K_PART (1 and any multiple of VKF_BK at least VKF_GEMM_K without split K
+// across workgroups).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -61,6 +69,10 @@ shared vkf_frag_b vkf_b[VKF_BK * VKF_ROW_B];
 // Slices 1.. leave their partial sums here for slice 0: element e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN + e) * SLICE_THREADS + lane (neighbouring invocations, neighbouring words).
 shared float vkf_partial[uint(VKF_SPLIT_K - 1) * VKF_TM * VKF_TN * VKF_SLICE_THREADS];
+#endif
+
+#if VKF_SPLIT_GROUPS > 1
+shared bool vkf_last_part;  // this workgroup is the block's last to finish its part of K
 #endif
 
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
@@ -138,7 +150,9 @@ void main() {
   f.a_m = tid / VKF_BK;
   f.w_rows = (g * VKF_MG + m0) * VKF_GEMM_K;
   f.rows_left = VKF_MG - m0;
-  for (uint tile = gl_WorkGroupID.x; tile < VKF_TILES_N; tile += gl_NumWorkGroups.x) {
+  for (uint t = gl_WorkGroupID.x; t < VKF_TILES_N * uint(VKF_SPLIT_GROUPS); t += gl_NumWorkGroups.x) {
+    const uint tile = t / uint(VKF_SPLIT_GROUPS), part = t % uint(VKF_SPLIT_GROUPS);
+    const uint k_begin = part * VKF_K_PART, k_end = min(VKF_GEMM_K, k_begin + VKF_K_PART);
     const uint n0 = tile * VKF_BN;
     const uint col = n0 + b_n;
     f.col_inside = col < VKF_GEMM_N;
@@ -153,7 +167,7 @@ void main() {
     f.iw0 = int(p % VKF_OW) * VKF_SW - VKF_PL;
 #endif
     [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
-      const uint k = b_k + i * VKF_B_STEP, tap = k % VKF_KHW;
+      const uint k = k_begin + b_k + i * VKF_B_STEP, tap = k % VKF_KHW;
       f.ci[i] = k / VKF_KHW;
       f.kh[i] = int(tap / uint(VKF_KW));
       f.kw[i] = int(tap % uint(VKF_KW));
@@ -166,8 +180,8 @@ void main() {
     // Software pipelining: the next step's loads are issued before this step's multiply, so their
     // latency hides behind it.
     float a_next[VKF_A_LOADS], b_next[VKF_B_LOADS];
-    vkf_fetch(f, 0u, a_next, b_next);
-    for (uint k0 = 0u; k0 < VKF_GEMM_K; k0 += VKF_BK) {
+    vkf_fetch(f, k_begin, a_next, b_next);
+    for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
       [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
         const uint m = f.a_m + i * VKF_A_STEP;
         vkf_a[f.a_k * VKF_ROW_A + m / VKF_FM][m % VKF_FM] = a_next[i];
@@ -175,7 +189,7 @@ void main() {
       [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i)
         vkf_b[(b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / VKF_FN][b_n % VKF_FN] = b_next[i];
       barrier();
-      if (k0 + VKF_BK < VKF_GEMM_K) {
+      if (k0 + VKF_BK < k_end) {
         vkf_advance(f);
         vkf_fetch(f, k0 + VKF_BK, a_next, b_next);
       }
@@ -201,12 +215,51 @@ void main() {
           vkf_partial[((slice - 1u) * VKF_TM * VKF_TN + i * VKF_TN + j) * VKF_SLICE_THREADS + lane] = acc[i][j / VKF_FN][j % VKF_FN];
     }
     barrier();
-    if (slice > 0u) continue;
-    [[unroll]] for (uint s = 1u; s < uint(VKF_SPLIT_K); ++s)
-      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
-        [[unroll]] for (uint j = 0u; j < VKF_TN; ++j)
-          acc[i][j / VKF_FN][j % VKF_FN] += vkf_partial[((s - 1u) * VKF_TM * VKF_TN + i * VKF_TN + j) * VKF_SLICE_THREADS + lane];
+    if (slice == 0u) {
+      [[unroll]] for (uint s = 1u; s < uint(VKF_SPLIT_K); ++s)
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+          [[unroll]] for (uint j = 0u; j < VKF_TN; ++j)
+            acc[i][j / VKF_FN][j % VKF_FN] += vkf_partial[((s - 1u) * VKF_TM * VKF_TN + i * VKF_TN + j) * VKF_SLICE_THREADS + lane];
+    }
 #endif
+
+#if VKF_SPLIT_GROUPS > 1
+    // This part's sums -> memory (vec4 q of invocation `lane` at q * SLICE_THREADS + lane of the part's
+    // block); the writes reach the device before the count that announces them.
+    const uint kPartVec4s = VKF_BM * VKF_BN / 4u;
+    const uint item = (g * gl_NumWorkGroups.y + gl_WorkGroupID.y) * VKF_TILES_N + tile;
+    const uint tile_partials = item * uint(VKF_SPLIT_GROUPS) * kPartVec4s;
+    if (slice == 0u) {
+      [[unroll]] for (uint q = 0u; q < VKF_TM * VKF_TN / 4u; ++q) {
+        vec4 v;
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+          const uint i = (4u * q + c) / VKF_TN, j = (4u * q + c) % VKF_TN;
+          v[c] = acc[i][j / VKF_FN][j % VKF_FN];
+        }
+        vkf_split_partials.d[tile_partials + part * kPartVec4s + q * VKF_SLICE_THREADS + lane] = v;
+      }
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) vkf_last_part = atomicAdd(vkf_split_counters.d[item], 1u) == uint(VKF_SPLIT_GROUPS) - 1u;
+    barrier();
+    if (!vkf_last_part) continue;  // uniform: the block's last workgroup adds and stores
+    memoryBarrierBuffer();  // the other parts' sums, announced by their counts
+    if (slice == 0u) {
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
+        [[unroll]] for (uint j = 0u; j < VKF_TN / VKF_FN; ++j) acc[i][j] = vkf_frag_b(0.0);
+      for (uint p = 0u; p < uint(VKF_SPLIT_GROUPS); ++p)
+        [[unroll]] for (uint q = 0u; q < VKF_TM * VKF_TN / 4u; ++q) {
+          const vec4 v = vkf_split_partials.d[tile_partials + p * kPartVec4s + q * VKF_SLICE_THREADS + lane];
+          [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+            const uint i = (4u * q + c) / VKF_TN, j = (4u * q + c) % VKF_TN;
+            acc[i][j / VKF_FN][j % VKF_FN] += v[c];
+          }
+        }
+    }
+    if (tid == 0u) vkf_split_counters.d[item] = 0u;  // ready for the next dispatch
+#endif
+    if (slice > 0u) continue;
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
       const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
       if (n >= VKF_GEMM_N) continue;

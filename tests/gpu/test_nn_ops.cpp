@@ -173,8 +173,11 @@ std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
     FAIL("no define " << name);
     return std::string();
   };
+  const std::string parts = define("VKF_SPLIT_GROUPS");
+  CHECK((parts == "1") == (launch->split_counters == 0));
   return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " s" +
-         define("VKF_SPLIT_K") + " bk" + define("VKF_BK") + " " + std::to_string(launch->workgroups[0]) + "x" +
+         define("VKF_SPLIT_K") + (parts == "1" ? "" : " p" + parts) + " bk" + define("VKF_BK") + " " +
+         std::to_string(launch->workgroups[0]) + "x" +
          std::to_string(launch->workgroups[1]) + "x" + std::to_string(launch->workgroups[2]) + " " +
          std::to_string(launch->workgroup_size);
 }
@@ -199,13 +202,14 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");     // resnet50 layer1 3x3
   CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");   // resnet50 1x1 reduce
   CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 bk64 25x4x1 512");   // resnet50 layer2 3x3
-  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 bk64 7x8x1 1024");   // resnet50 layer3 3x3
+  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 p2 bk64 14x8x1 1024");   // resnet50 layer3 3x3
   // Too small to fill it even with 2x2: the most invocations, here 2x2 with K split over 4 slices. Split
-  // K with fewer workgroups than SMs (132) steps 64 deep where K gives each slice two such steps.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 bk64 2x16x1 1024");     // resnet50 layer4 3x3
-  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 bk64 2x16x1 1024");   // resnet50 layer4 1x1 reduce
-  CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 bk64 2x2x1 1024");  // lavapipe
-  CHECK(conv_tile({1, 32, 8, 8}, {64, 32, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 bk32 2x2x1 1024");  // K 288
+  // K with fewer workgroups than SMs (132) steps 64 deep where K gives each slice two such steps. Fewer
+  // blocks than SMs: K also goes over 2 or 4 workgroups per block (p2, p4), one wave of one per SM.
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");     // resnet50 layer4 3x3
+  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");   // resnet50 layer4 1x1 reduce
+  CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p4 bk32 8x2x1 1024");  // lavapipe
+  CHECK(conv_tile({1, 32, 8, 8}, {64, 32, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p3 bk32 6x2x1 1024");  // K 288: 3 parts of 3 steps
   // Large enough for more reuse: vgg11 conv2 fills it with 8x4, conv3 with 4x4.
   CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x64 8x4 s1 bk16 196x1x1 256");  // vgg11 conv2
   CHECK(conv_tile({1, 256, 56, 56}, {256, 256, 3, 3}, h100) == "64x64 4x4 s1 bk32 49x4x1 256");  // vgg11 conv4
@@ -215,13 +219,17 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 s1 bk16 784x1x1 256");
   // 512 invocations: split 2 at most; 128 (Vulkan's minimum) and 64: only the tiles that fit, with
   // ties in invocations going to less padding; 16 KB: BK halves until A and B take at most half of it.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 bk64 2x16x1 512");
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 p4 bk64 8x16x1 512");
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 s1 bk16 98x1x1 128");
-  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 bk16 49x1x1 128");
+  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 p2 bk16 98x1x1 128");
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 s1 bk16 98x2x1 64");
   CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, conv_plan(16384, 1024)) == "128x128 8x8 s1 bk8 784x1x1 256");
   // 16 KB: split 4's partial sums (12 KB) and its 32-deep slices do not fit, split 2 at BK 16 does.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(16384, 1024)) == "32x32 2x2 s2 bk16 2x16x1 512");
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(16384, 1024)) == "32x32 2x2 s2 p4 bk16 8x16x1 512");
+  // No room for the split-K scratch (4 bindings per group): no parts.
+  DevicePlan four = h100;
+  four.max_bindings = 4;
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, four) == "32x32 2x2 s4 bk64 2x16x1 1024");
   // A tile forced for the tests below.
   {
     const ScopedConvTile forced(0);
@@ -231,17 +239,21 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
 }
 
 // Lavapipe-sized layers mostly pick 2x2 micro-tiles split over K; every tile of the table (4x4 and larger
-// with vec4 fragments, 4x2 / 2x4 / 2x2 with vec2 ones, split 2 and 4) runs the Conv cases here.
-TEST_CASE("Conv matches its CPU reference with every implicit-GEMM tile") {
+// with vec4 fragments, 4x2 / 2x4 / 2x2 with vec2 ones, split 2 and 4) runs the Conv cases here, once
+// whole and once with K split over 2, 3 or 4 workgroups per block (fewer where K has fewer steps).
+TEST_CASE("Conv matches its CPU reference with every implicit-GEMM tile, K whole and split over workgroups") {
   std::uint32_t seed = 900;
-  for (std::size_t tile = 0; tile < conv_tile_count(); ++tile) {
-    const ScopedConvTile forced(tile);
+  for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
+    const std::size_t tile = run / 2;
+    const std::int64_t parts = run % 2 ? 2 + static_cast<std::int64_t>(tile % 3) : 1;
+    const ScopedConvTile forced(tile, parts);
     CAPTURE(tile);
+    CAPTURE(parts);
     for (const KernelCase& c : nn_cases()) {
       if (std::string_view(c.op) != "Conv" || c.inputs[1][1] == 1) continue;  // depthwise: its own root
       CAPTURE(shape_to_string(c.inputs[0]));
       CAPTURE(shape_to_string(c.inputs[1]));
-      check_kernel_case(c, tile % 2 ? DType::kF16 : DType::kF32, seed++);
+      check_kernel_case(c, (tile + run) % 2 ? DType::kF16 : DType::kF32, seed++);
     }
   }
   CHECK(validation_errors() == 0);
