@@ -251,6 +251,17 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
                                 filled ? 0.0 : used);
     if (!best || key > best_key) best = t, best_key = key;
   }
+  // A Conv of fewer tiles than the GPU's SMs and a K of at least kConvLongK: none. There
+  // roots/conv2d.glsl splits K over workgroups (conv_ops.cpp choose_conv_parts), which this root does
+  // not. H100, 2026-11-24, fp16 batch 1, ms with this rule at K >= 0 / 1024 / 2048 / never:
+  // resnet50 1.067 / 1.022 / 0.986 / 1.184, resnet18 0.421 / 0.412 / 0.419 / 0.617, googlenet
+  // 0.712 / 0.590 / 0.630 / 0.630, densenet121 1.672 / 1.553 / 1.884 / 1.886, efficientnet_b0
+  // 0.580 / 0.559 / 0.544 / 0.544, mobilenet_v2 0.300 / 0.262 / 0.262 / 0.262, vgg11 1.185 / 1.182 /
+  // 1.182 / 1.160 (geomean 0.90x of never at 1024, 0.92x at 2048).
+  constexpr std::int64_t kConvLongK = 1024;
+  if (best && p.conv && p.k >= kConvLongK &&
+      p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillInvocations / 256)
+    return std::nullopt;
   return best;
 }
 
