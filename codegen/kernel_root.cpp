@@ -30,7 +30,21 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     const int b = first_output_binding + static_cast<int>(spec.outputs.size());
     out << "layout(std430, set = 0, binding = " << b << ") coherent buffer VkfSplitCounters { uint d[]; } vkf_split_counters;\n"
         << "layout(std430, set = 0, binding = " << b + 1
-        << ") coherent buffer VkfSplitPartials { vec4 d[]; } vkf_split_partials;\n";
+        << ") coherent buffer VkfSplitPartials { vec4 d[]; } vkf_split_partials;\n"
+        // The roots that split K across workgroups share this hand-off (a macro, not a function: shared
+        // variables are laid out in the order the code first uses them, see roots/gemm_coopmat.glsl).
+        << "// VKF_SPLIT_ARRIVE(item, parts): once this workgroup's part of `item` is in vkf_split_partials,\n"
+        << "// it counts itself in item's counter; vkf_split_last is then true in the last of the parts to\n"
+        << "// arrive, which sees the others' sums and sets the counter back to zero for the next dispatch.\n"
+        << "// Uniform control flow only (barriers).\n"
+        << "shared bool vkf_split_last;\n"
+        << "#define VKF_SPLIT_ARRIVE(item, parts) \\\n"
+        << "  memoryBarrierBuffer(); \\\n"
+        << "  barrier(); \\\n"
+        << "  if (gl_LocalInvocationIndex == 0u) vkf_split_last = atomicAdd(vkf_split_counters.d[item], 1u) == (parts) - 1u; \\\n"
+        << "  barrier(); \\\n"
+        << "  if (vkf_split_last && gl_LocalInvocationIndex == 0u) vkf_split_counters.d[item] = 0u; \\\n"
+        << "  memoryBarrierBuffer()\n";
   }
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     const KernelInput& input = spec.inputs[k];

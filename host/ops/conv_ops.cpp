@@ -236,16 +236,15 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
 }
 
 // Split K over `parts` workgroups per block only where the blocks are fewer than the GPU's SMs
-// (kFillInvocations / 256 = 132 on the H100: a split-K tile of 1024 invocations takes an SM): the most
+// (kFillWorkgroups, 132 on the H100: a split-K tile of 1024 invocations takes an SM): the most
 // parts of 2 or 4 whose workgroups still fit one per SM, each part at least kMinSplitSteps steps of BK,
 // with room for the scratch's two bindings. resnet50 at batch 1: its 7x7 layers' 32 blocks go over 4
 // workgroups, its 14x14 3x3 layers' 56 over 2.
 ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
   if (g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
-  constexpr std::int64_t kSms = kFillInvocations / 256;
   for (std::int64_t parts : {4, 2}) {
-    const std::int64_t bk = choose_conv_bk(t, (k + parts - 1) / parts, blocks * parts, device);
-    if (blocks * parts <= kSms && k >= kMinSplitSteps * parts * bk) {
+    const std::int64_t bk = choose_conv_bk(t, div_up(k, parts), blocks * parts, device);
+    if (blocks * parts <= kFillWorkgroups && k >= kMinSplitSteps * parts * bk) {
       t.parts = parts;
       return t;
     }

@@ -114,7 +114,7 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
 }  // namespace
 
 bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split) {
-  return split > 1 && workgroups < kFillInvocations / 256 && k >= kMinSplitSteps * split * 64;
+  return split > 1 && workgroups < kFillWorkgroups && k >= kMinSplitSteps * split * 64;
 }
 
 // First fill the GPU, then reuse (the Conv rule's, host/ops/conv_ops.cpp choose_conv_tile). For tile t:
@@ -260,7 +260,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   // 1.182 / 1.160 (geomean 0.90x of never at 1024, 0.92x at 2048).
   constexpr std::int64_t kConvLongK = 1024;
   if (best && p.conv && p.k >= kConvLongK &&
-      p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillInvocations / 256)
+      p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillWorkgroups)
     return std::nullopt;
   return best;
 }

@@ -28,6 +28,9 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
 // filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants
 // too. The GEMM and Conv tile rules both start from it.
 inline constexpr std::int64_t kFillInvocations = 132 * 256;
+// The same count in workgroups of 256 or more, one per SM: below it a product leaves SMs idle, which is
+// where the K splits across workgroups (GEMM and Conv) and the deeper split-K slices apply.
+inline constexpr std::int64_t kFillWorkgroups = kFillInvocations / 256;
 
 // Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
 // and the partial-sum exchange costs more than the extra invocations win.

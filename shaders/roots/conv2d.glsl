@@ -16,7 +16,7 @@
 // (7x7, 14x14) then keep S times more invocations busy on the same blocks.
 // Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each block, workgroup p
 // walking k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole BK steps, none empty). Each leaves its partial
-// sums in vkf_split_partials and counts itself in the block's counter in vkf_split_counters; the last
+// sums in vkf_split_partials and counts itself in the block's counter (VKF_SPLIT_ARRIVE); the last
 // to arrive adds the G parts in part order (the same sum whichever arrives last), stores, and sets the
 // counter back to zero for the next dispatch (as roots/gemm_tiled.glsl). Layers whose blocks are fewer
 // than the GPU's SMs (7x7 outputs) then walk their long K on G times more workgroups.
@@ -69,10 +69,6 @@ shared vkf_frag_b vkf_b[VKF_BK * VKF_ROW_B];
 // Slices 1.. leave their partial sums here for slice 0: element e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN + e) * SLICE_THREADS + lane (neighbouring invocations, neighbouring words).
 shared float vkf_partial[uint(VKF_SPLIT_K - 1) * VKF_TM * VKF_TN * VKF_SLICE_THREADS];
-#endif
-
-#if VKF_SPLIT_GROUPS > 1
-shared bool vkf_last_part;  // this workgroup is the block's last to finish its part of K
 #endif
 
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
@@ -239,12 +235,8 @@ void main() {
         vkf_split_partials.d[tile_partials + part * kPartVec4s + q * VKF_SLICE_THREADS + lane] = v;
       }
     }
-    memoryBarrierBuffer();
-    barrier();
-    if (tid == 0u) vkf_last_part = atomicAdd(vkf_split_counters.d[item], 1u) == uint(VKF_SPLIT_GROUPS) - 1u;
-    barrier();
-    if (!vkf_last_part) continue;  // uniform: the block's last workgroup adds and stores
-    memoryBarrierBuffer();  // the other parts' sums, announced by their counts
+    VKF_SPLIT_ARRIVE(item, uint(VKF_SPLIT_GROUPS));
+    if (!vkf_split_last) continue;  // uniform: the block's last workgroup adds and stores
     if (slice == 0u) {
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
         [[unroll]] for (uint j = 0u; j < VKF_TN / VKF_FN; ++j) acc[i][j] = vkf_frag_b(0.0);
@@ -257,7 +249,6 @@ void main() {
           }
         }
     }
-    if (tid == 0u) vkf_split_counters.d[item] = 0u;  // ready for the next dispatch
 #endif
     if (slice > 0u) continue;
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {

@@ -16,8 +16,8 @@
 // layers) then keep S times more invocations busy on the same tiles.
 // Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each tile, workgroup p walking
 // k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole VKF_BK steps; the host makes every part non-empty).
-// Each leaves its partial sums in vkf_split_partials and counts itself in the tile's counter in
-// vkf_split_counters; the last to arrive adds the G partials in part order (the same sum whichever
+// Each leaves its partial sums in vkf_split_partials and counts itself in the tile's counter
+// (VKF_SPLIT_ARRIVE, declared with the scratch by the code generator); the last to arrive adds the G partials in part order (the same sum whichever
 // arrives last), stores through VKF_OUT0 and sets the counter back to zero for the next dispatch.
 // A long K is then walked by G times more workgroups at once.
 //
@@ -51,9 +51,6 @@ shared vec4 vkf_sb[VKF_STAGES * VKF_BK * kRowB];
 // Slices 1.. leave their partial sums here for slice 0: vec4 e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN/4 + e) * kSliceThreads + lane (neighbouring invocations, neighbouring vec4s).
 shared vec4 vkf_partial[uint(VKF_SPLIT_K - 1) * (VKF_TM * VKF_TN / 4u) * kSliceThreads];
-#endif
-#if VKF_SPLIT_GROUPS > 1
-shared bool vkf_last_part;  // this workgroup is the tile's last to finish its part of K
 #endif
 
 // Slot `i` of this invocation's share of a slice, as (slow, fast) coordinates: consecutive invocations
@@ -200,13 +197,8 @@ void main() {
         [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
           vkf_split_partials.d[tile_partials + part * kPartVec4s + (i * (VKF_TN / 4u) + j) * kSliceThreads + lane] = acc[i][j];
     }
-    memoryBarrierBuffer();
-    barrier();
-    if (gl_LocalInvocationID.x == 0u)
-      vkf_last_part = atomicAdd(vkf_split_counters.d[item], 1u) == uint(VKF_SPLIT_GROUPS) - 1u;
-    barrier();
-    if (!vkf_last_part) continue;  // uniform: the tile's last workgroup adds and stores
-    memoryBarrierBuffer();  // the other parts' sums, announced by their counts
+    VKF_SPLIT_ARRIVE(item, uint(VKF_SPLIT_GROUPS));
+    if (!vkf_split_last) continue;  // uniform: the tile's last workgroup adds and stores
     if (slice == 0u) {
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
         [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
@@ -215,7 +207,6 @@ void main() {
           [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
             acc[i][j] += vkf_split_partials.d[tile_partials + q * kPartVec4s + (i * (VKF_TN / 4u) + j) * kSliceThreads + lane];
     }
-    if (gl_LocalInvocationID.x == 0u) vkf_split_counters.d[item] = 0u;  // ready for the next dispatch
 #endif
 
     const uint out_base = batch * VKF_M * VKF_N;
