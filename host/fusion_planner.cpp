@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <queue>
 #include <set>
 
 #include "host/shape_inference.h"
@@ -498,17 +497,25 @@ class Planner {
       pending[g] = static_cast<int>(deps[g].size());
       for (int d : deps[g]) users[d].push_back(g);
     }
-    using Entry = std::pair<NodeId, int>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+    // Wave by wave (dependency levels): a group runs in the first wave after all it reads, and within a
+    // wave groups follow their earliest node. A wave's groups read nothing another of them writes, so the
+    // scheduler needs one barrier per wave and independent branches (inception blocks, fire modules,
+    // downsample shortcuts) overlap on the GPU.
+    std::vector<int> wave;
     for (int g : live)
-      if (pending[g] == 0) ready.push({group_nodes_first(g), g});
+      if (pending[g] == 0) wave.push_back(g);
     FusionPlan plan;
-    while (!ready.empty()) {
-      const int g = ready.top().second;
-      ready.pop();
-      plan.groups.push_back(std::move(built.at(g)));
-      for (int u : users[g])
-        if (--pending[u] == 0) ready.push({group_nodes_first(u), u});
+    for (std::size_t level = 0; !wave.empty(); ++level) {
+      std::sort(wave.begin(), wave.end(),
+                [&](int a, int b) { return std::pair(group_nodes_first(a), a) < std::pair(group_nodes_first(b), b); });
+      std::vector<int> next;
+      for (int g : wave) {
+        plan.groups.push_back(std::move(built.at(g)));
+        plan.groups.back().level = level;
+        for (int u : users[g])
+          if (--pending[u] == 0) next.push_back(u);
+      }
+      wave = std::move(next);
     }
     for (const Node& node : graph_.nodes) plan.op_count += node.op->kind == OpKind::kView ? 0 : 1;
     if (plan.groups.size() != live.size())

@@ -54,10 +54,11 @@ struct FusionGroup {
   std::vector<ValueId> outputs;  // values written to memory
   Shape domain;                  // elementwise: the output shape; reduce: the reduced input's shape
   std::string label;             // "Sub -> Mul -> Add"
+  std::size_t level = 0;         // dependency wave: 1 + the highest level of the groups it reads from
 };
 
 struct FusionPlan {
-  std::vector<FusionGroup> groups;  // execution order
+  std::vector<FusionGroup> groups;  // execution order: by level, then by earliest node
   std::size_t op_count = 0;         // nodes that compute (views excluded)
 };
 

@@ -5,7 +5,9 @@
 namespace vkfuse {
 
 MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
-                       const std::vector<std::vector<ValueId>>& writes, std::uint64_t alignment) {
+                       const std::vector<std::vector<ValueId>>& writes, std::span<const std::size_t> steps,
+                       std::uint64_t alignment) {
+  auto step = [&](std::size_t g) { return steps.empty() ? g : steps[g]; };
   struct Interval {
     ValueId value;
     std::size_t first, last;
@@ -17,11 +19,11 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
       const Value& value = graph.value(v);
       if (value.is_output) continue;
       const std::uint64_t bytes = value.bytes();
-      live[v] = {v, g, g, (bytes + alignment - 1) / alignment * alignment};
+      live[v] = {v, step(g), step(g), (bytes + alignment - 1) / alignment * alignment};
     }
   for (std::size_t g = 0; g < reads.size(); ++g)
     for (ValueId v : reads[g])
-      if (auto it = live.find(v); it != live.end()) it->second.last = std::max(it->second.last, g);
+      if (auto it = live.find(v); it != live.end()) it->second.last = std::max(it->second.last, step(g));
 
   // Greedy by size: the largest value first, at the lowest offset free over its whole lifetime.
   std::vector<Interval> order;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "host/graph.h"
@@ -17,10 +18,14 @@ struct MemoryPlan {
   std::uint64_t unshared_bytes = 0;          // what the same values would take without reuse
 };
 
-// `reads[g]` / `writes[g]`: the stored values group g binds. A value is live from the group that
-// writes it to the last group that reads it; values whose lifetimes overlap never share bytes.
+// `reads[g]` / `writes[g]`: the stored values group g binds; `steps[g]`: when group g runs, in steps
+// separated by barriers (FusionGroup::level; groups of one step may overlap on the GPU), or empty for
+// one step per group. A value is live from the step of the group that writes it to the step of the last
+// group that reads it; values whose lifetimes overlap never share bytes, so no group of a step writes
+// bytes another group of that step reads or writes.
 MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
-                       const std::vector<std::vector<ValueId>>& writes, std::uint64_t alignment);
+                       const std::vector<std::vector<ValueId>>& writes, std::span<const std::size_t> steps,
+                       std::uint64_t alignment);
 
 // Constants are packed into blocks, each one allocation filled by one staging copy: a buffer apiece
 // cost resnet50 161 allocations and as many staging buffers.

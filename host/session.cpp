@@ -74,6 +74,10 @@ struct Session::Impl {
   // Split K across workgroups (KernelLaunch::split_counters): counters and partial sums shared by every
   // such group; the scheduler orders those groups, as each lists both as read and written.
   std::optional<Buffer> split_counters, split_partials;
+  struct SplitPlace {
+    std::uint64_t counter_offset = 0, partial_offset = 0;  // bytes into split_counters / split_partials
+  };
+  std::vector<SplitPlace> split_places;  // per kernel (used where its spec splits K)
   std::vector<ComputePipeline> pipelines;
   std::optional<DescriptorArena> descriptors;
   std::optional<CommandRecorder> recorder;
@@ -172,13 +176,15 @@ struct Session::Impl {
 
     // Intermediates: one arena, offsets from liveness.
     std::vector<std::vector<ValueId>> reads, writes;
+    std::vector<std::size_t> steps;
     for (std::size_t k = 0; k < kernels.size(); ++k) {
+      steps.push_back(plan.groups[k].level);
       const std::size_t outputs = plan.groups[k].outputs.size();
       const auto& bound = kernels[k].bound_values;
       reads.emplace_back(bound.begin(), bound.end() - static_cast<std::ptrdiff_t>(outputs));
       writes.emplace_back(bound.end() - static_cast<std::ptrdiff_t>(outputs), bound.end());
     }
-    memory = plan_memory(g, reads, writes, context->plan.binding_alignment);
+    memory = plan_memory(g, reads, writes, steps, context->plan.binding_alignment);
     for (const auto& [v, offset] : memory.offsets)
       if (g.value(v).bytes() > context->plan.max_binding_bytes)
         return make_error(ErrorCode::kUnsupported, "intermediate '" + g.value(v).name + "' " +
@@ -192,23 +198,45 @@ struct Session::Impl {
     return allocate_split_buffers();
   }
 
-  // The split-K scratch, sized for the largest user: counters zeroed once here (the groups leave them
-  // zero), partial sums uninitialized.
+  // The split-K scratch: counters zeroed once here (the groups leave them zero), partial sums
+  // uninitialized. Every split group counts in counters of its own; partial sums are shared between
+  // levels (one barrier apart) but not within one, where groups may run at once: the n-th split group
+  // of each level uses slot n, as large as its largest user.
   Status allocate_split_buffers() {
-    std::uint64_t counters = 0, partials = 0;
-    for (const GroupKernel& kernel : kernels) {
-      counters = std::max<std::uint64_t>(counters, kernel.spec.split_counters);
-      partials = std::max(partials, kernel.spec.split_partial_bytes);
+    const std::uint64_t align = context->plan.binding_alignment;
+    auto aligned = [align](std::uint64_t bytes) { return (bytes + align - 1) / align * align; };
+    std::uint64_t counter_bytes = 0;
+    std::vector<std::uint64_t> slot_bytes;
+    std::vector<std::size_t> slot_of(kernels.size(), 0);
+    std::size_t level = 0, in_level = 0;
+    split_places.assign(kernels.size(), {});
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const KernelSpec& spec = kernels[k].spec;
+      if (spec.split_counters == 0) continue;
+      if (plan.groups[k].level != level) level = plan.groups[k].level, in_level = 0;
+      split_places[k].counter_offset = counter_bytes;
+      counter_bytes += aligned(spec.split_counters * sizeof(std::uint32_t));
+      slot_of[k] = in_level++;
+      if (slot_bytes.size() <= slot_of[k]) slot_bytes.push_back(0);
+      slot_bytes[slot_of[k]] = std::max(slot_bytes[slot_of[k]], aligned(spec.split_partial_bytes));
     }
-    if (counters == 0) return {};
-    if (partials > context->plan.max_binding_bytes)
-      return make_error(ErrorCode::kInternal, "split-K partial sums of " + std::to_string(partials) +
-                                                  " bytes exceed one storage buffer binding");
-    const std::uint64_t counter_bytes = counters * sizeof(std::uint32_t);
+    if (counter_bytes == 0) return {};
+    std::vector<std::uint64_t> slot_offset(slot_bytes.size(), 0);
+    for (std::size_t i = 1; i < slot_bytes.size(); ++i) slot_offset[i] = slot_offset[i - 1] + slot_bytes[i - 1];
+    const std::uint64_t partials = slot_offset.back() + slot_bytes.back();
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      if (kernels[k].spec.split_counters > 0) {
+        if (kernels[k].spec.split_partial_bytes > context->plan.max_binding_bytes)
+          return make_error(ErrorCode::kInternal, "group '" + plan.groups[k].label + "': split-K partial sums of " +
+                                                      std::to_string(kernels[k].spec.split_partial_bytes) +
+                                                      " bytes exceed one storage buffer binding");
+        split_places[k].partial_offset = slot_offset[slot_of[k]];
+      }
     VKFUSE_ASSIGN_OR_RETURN(Buffer counter_buffer,
                             Buffer::create(ctx(), counter_bytes, MemoryUsage::kDeviceLocal, "split-K counters"));
     VKFUSE_ASSIGN_OR_RETURN(Buffer partial_buffer,
-                            Buffer::create(ctx(), partials, MemoryUsage::kDeviceLocal, "split-K partial sums"));
+                            Buffer::create(ctx(), std::max<std::uint64_t>(partials, align), MemoryUsage::kDeviceLocal,
+                                           "split-K partial sums"));
     std::vector<Staged> zeros;
     VKFUSE_ASSIGN_OR_RETURN(Buffer staging, Buffer::create(ctx(), counter_bytes, MemoryUsage::kUpload));
     std::memset(staging.mapped(), 0, counter_bytes);
@@ -304,8 +332,9 @@ struct Session::Impl {
         (is_output ? dispatch.writes : dispatch.reads).push_back({p.buffer, p.offset, p.bytes});
       }
       if (kernel.spec.split_counters > 0) {
-        const MemoryRange counters{split_counters->handle(), 0, kernel.spec.split_counters * sizeof(std::uint32_t)};
-        const MemoryRange partials{split_partials->handle(), 0, kernel.spec.split_partial_bytes};
+        const MemoryRange counters{split_counters->handle(), split_places[k].counter_offset,
+                                   kernel.spec.split_counters * sizeof(std::uint32_t)};
+        const MemoryRange partials{split_partials->handle(), split_places[k].partial_offset, kernel.spec.split_partial_bytes};
         for (const MemoryRange& r : {counters, partials}) {
           ranges.push_back({r.buffer, r.offset, r.bytes});
           dispatch.reads.push_back(r);
@@ -451,6 +480,7 @@ Result<double> Session::measure_gpu_ms(int iterations) { return impl_->measure_g
 
 const std::vector<GroupInfo>& Session::groups() const { return impl_->infos; }
 std::size_t Session::dispatch_count() const { return impl_->plan.groups.size(); }
+std::size_t Session::barrier_count() const { return impl_->record_stats.barriers; }
 double Session::last_gpu_ms() const { return impl_->last_gpu_ms; }
 bool Session::fusion_enabled() const { return impl_->fusion; }
 std::uint64_t Session::arena_bytes() const { return impl_->memory.arena_bytes; }

@@ -52,6 +52,7 @@ Result<std::map<std::string, HostTensor>> random_inputs(const GraphIR& ir) {
 
 struct ModeResult {
   std::size_t dispatches = 0;
+  std::size_t barriers = 0;    // between the dispatches
   double create_ms = 0.0;      // Session::create: plan, kernels (compiled or cached), pipelines, memory
   double median_ms = 0.0;      // GPU time per graph replay
   double min_ms = 0.0, max_ms = 0.0;
@@ -75,6 +76,7 @@ Result<Mode> open_mode(const Context& context, const Graph& graph, bool fusion,
   mode.result.create_ms = ms_since(start);
   VKFUSE_TRY(mode.session.run(inputs).status());
   mode.result.dispatches = mode.session.dispatch_count();
+  mode.result.barriers = mode.session.barrier_count();
   mode.result.intermediate_bytes = mode.session.arena_bytes();
   return mode;
 }
@@ -171,9 +173,9 @@ int run_bench(const Args& args) {
                 precision.c_str(), *batch);
     std::printf(" \"onnx_ops\": %zu, \"load_ms\": %.3f,", graph->source_op_count(), load_ms);
     for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
-      std::printf(" \"%s\": {\"dispatches\": %zu, \"session_create_ms\": %.3f, \"gpu_ms_median\": %.6f, \"gpu_ms_min\": %.6f, "
+      std::printf(" \"%s\": {\"dispatches\": %zu, \"barriers\": %zu, \"session_create_ms\": %.3f, \"gpu_ms_median\": %.6f, \"gpu_ms_min\": %.6f, "
                   "\"gpu_ms_max\": %.6f, \"intermediate_bytes\": %llu},",
-                  name, r->dispatches, r->create_ms, r->median_ms, r->min_ms, r->max_ms,
+                  name, r->dispatches, r->barriers, r->create_ms, r->median_ms, r->min_ms, r->max_ms,
                   static_cast<unsigned long long>(r->intermediate_bytes));
     std::printf(" \"speedup\": %.4f, \"slowest_fused_groups\": [", speedup);
     for (std::size_t i = 0; i < top.size(); ++i)
@@ -188,10 +190,10 @@ int run_bench(const Args& args) {
   std::printf("timing:  after a 0.5 s warm-up, fused and unfused interleaved: median of %d measurements, each\n"
               "         >= %d back-to-back replays of the recorded dispatches (>= ~20 ms of GPU time)\n\n",
               *repeats, *iterations);
-  std::printf("  %-8s %10s %14s %22s %16s %14s\n", "mode", "dispatches", "GPU ms (med)", "min .. max", "intermediates",
-              "session ms");
+  std::printf("  %-8s %10s %9s %14s %22s %16s %14s\n", "mode", "dispatches", "barriers", "GPU ms (med)", "min .. max",
+              "intermediates", "session ms");
   for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
-    std::printf("  %-8s %10zu %14.4f %10.4f .. %-9.4f %16s %14.1f\n", name, r->dispatches, r->median_ms, r->min_ms,
+    std::printf("  %-8s %10zu %9zu %14.4f %10.4f .. %-9.4f %16s %14.1f\n", name, r->dispatches, r->barriers, r->median_ms, r->min_ms,
                 r->max_ms, format_bytes(r->intermediate_bytes).c_str(), r->create_ms);
   std::printf("\n  fused is %.2fx %s than unfused\n", speedup >= 1.0 ? speedup : 1.0 / speedup,
               speedup >= 1.0 ? "faster" : "SLOWER");

@@ -320,6 +320,44 @@ TEST_CASE("split K across workgroups: counters are left zero for the next run an
   CHECK(validation_errors() == 0);
 }
 
+TEST_CASE("split K across workgroups: groups of one level get scratch of their own and run without a barrier") {
+  //   x[45,300] ─ MatMul(w1[300,37]) ─ Add(b) ─ y1
+  //   x[45,300] ─ MatMul(w2[300,29]) ────────── y2
+  // Independent, so both groups are in level 0 (host/fusion_planner.cpp, waves), both split K over 3
+  // workgroups per tile (forced). Each gets counters and partial sums of its own
+  // (session.cpp, allocate_split_buffers), so nothing orders them: no barrier between the two dispatches,
+  // and both must match the reference over three runs.
+  const ForcedTileReset reset;
+  const DevicePlan& plan = gpu_context().impl()->plan;
+  REQUIRE(force_gemm_tile(GemmTile{32, 32, 16, 4, 4, 1, 3}, plan).ok());
+  GraphBuilder b;
+  const Tensor x = b.input("x", {45, 300}), w1 = b.input("w1", {300, 37}), bias = b.input("b", {37});
+  const Tensor w2 = b.input("w2", {300, 29});
+  b.output(b.op("Add", {b.op("MatMul", {x, w1}), bias}), "y1");
+  b.output(b.op("MatMul", {x, w2}), "y2");
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  CHECK(matmul_blocking({45, 300}, {300, 29}, plan) == "tiled 32x32x16 2 over 3 workgroups");
+  auto session = Session::create(gpu_context(), *graph, SessionOptions{.fusion = true, .profile = false});
+  REQUIRE_MESSAGE(session.ok(), session.status().to_string());
+  CHECK(session->dispatch_count() == 2);
+  CHECK(session->barrier_count() == 0);
+  for (std::uint32_t run = 0; run < 3; ++run) {
+    CAPTURE(run);
+    const auto feeds = random_feeds({{"x", {45, 300}}, {"w1", {300, 37}}, {"b", {37}}, {"w2", {300, 29}}}, 80 + run);
+    auto got = session->run(feeds);
+    REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+    const auto want = run_graph(*graph, false, feeds);
+    for (const char* name : {"y1", "y2"}) {
+      CAPTURE(name);
+      const CloseReport report = all_close(got->at(name).to_floats(), want.at(name).to_floats(), 1e-4, 1e-4);
+      CHECK_MESSAGE(report.ok, report.describe());
+    }
+  }
+  REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
+  CHECK(validation_errors() == 0);
+}
+
 TEST_CASE("every kernel op in the table has at least one test case") {
   for (const OpDef& op : all_ops()) {
     if (op.kind != OpKind::kKernel) continue;

@@ -497,4 +497,35 @@ TEST_CASE("views never dispatch") {
   }
 }
 
+
+TEST_CASE("groups run in dependency waves: independent branches share a level, in their graph order") {
+  //   x ─ MatMul(w1) ─ MatMul(w3) ─┐
+  //   x ─ MatMul(w2) ──────────────Add ─ out   => level 0: MatMul(w1), MatMul(w2)
+  //   x ─ Tanh ─ Exp (stored, out2)               level 1: MatMul(w3) -> Add
+  // The second branch's MatMul comes after the first branch's two in the graph; in the plan it shares
+  // level 0 with the first, so one barrier separates the waves instead of one per group.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {5, 6});
+  const Tensor w1 = b.input("w1", {6, 6}), w2 = b.input("w2", {6, 6}), w3 = b.input("w3", {6, 6});
+  const Tensor first = b.op("MatMul", {b.op("MatMul", {x, w1}), w3});
+  const Tensor second = b.op("MatMul", {x, w2});
+  b.output(b.op("Add", {first, second}), "out");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  REQUIRE(p.groups.size() == 3);
+  CHECK(labels_of(p) == "MatMul | MatMul | MatMul -> Add");
+  CHECK(p.groups[0].level == 0);
+  CHECK(p.groups[1].level == 0);
+  CHECK(p.groups[2].level == 1);
+  // The level-0 groups in graph order: MatMul(x, w1) first.
+  CHECK(names(graph, p.groups[0].inputs) == "x, w1");
+  CHECK(names(graph, p.groups[1].inputs) == "x, w2");
+  // Unfused, the same waves: the Add reads both branches, so it waits for the last.
+  const FusionPlan u = plan(graph, FusionMode::kUnfused);
+  REQUIRE(u.groups.size() == 4);
+  std::vector<std::size_t> levels;
+  for (const FusionGroup& g : u.groups) levels.push_back(g.level);
+  CHECK(levels == std::vector<std::size_t>{0, 0, 1, 2});
+}
+
 }  // namespace vkfuse

@@ -208,6 +208,7 @@ class Session {
 
   const std::vector<GroupInfo>& groups() const;
   std::size_t dispatch_count() const;
+  std::size_t barrier_count() const;   // pipeline barriers between the recorded dispatches (each waits for all before it)
   double last_gpu_ms() const;          // sum over groups of the last run
   bool fusion_enabled() const;
   std::uint64_t arena_bytes() const;   // device memory planned for intermediates
