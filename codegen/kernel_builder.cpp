@@ -148,7 +148,15 @@ std::string elementwise_vector_body(const KernelSpec& spec, const Stage& pre) {
     const DType dtype = spec.outputs[k].dtype;
     std::string lanes[4];
     for (std::uint32_t l = 0; l < kElementwiseVec; ++l) lanes[l] = "r" + std::to_string(k) + "_" + std::to_string(l);
-    out << "vkf_out" << k << "v.d[t] = " << glsl_store_vec4(dtype, lanes) << ";\n";
+    const ElementPlacement& at_out = spec.outputs[k].placement;
+    if (at_out.whole_vec4s()) {
+      const std::string at = at_out.identity() ? "t" : at_out.index("base") + " / 4u";
+      out << "vkf_out" << k << "v.d[" << at << "] = " << glsl_store_vec4(dtype, lanes) << ";\n";
+      continue;
+    }
+    for (std::uint32_t l = 0; l < kElementwiseVec; ++l)  // a slice whose vec4s straddle its runs
+      out << "vkf_out" << k << ".d[" << at_out.index("base + " + std::to_string(l) + "u") << "] = "
+          << glsl_store(dtype, lanes[l]) << ";\n";
   }
   return out.str();
 }
@@ -163,7 +171,8 @@ std::string elementwise_scalar_body(const KernelSpec& spec, const Stage& pre) {
   }
   out << join_call("vkf_lane", args) << "\n";
   for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-    out << "vkf_out" << k << ".d[i] = " << glsl_store(spec.outputs[k].dtype, "r" + std::to_string(k)) << ";\n";
+    out << "vkf_out" << k << ".d[" << spec.outputs[k].placement.index("i") << "] = "
+        << glsl_store(spec.outputs[k].dtype, "r" + std::to_string(k)) << ";\n";
   return out.str();
 }
 
@@ -251,6 +260,18 @@ std::uint32_t KernelInput::bindings() const {
 
 std::uint64_t elementwise_num_vectors(std::int64_t numel) {
   return (static_cast<std::uint64_t>(numel) + kElementwiseVec - 1) / kElementwiseVec;
+}
+
+std::string ElementPlacement::index(const std::string& i) const {
+  if (identity()) return i;
+  const std::string at = offset == 0 ? "" : " + " + std::to_string(offset) + "u";
+  if (slice == 0) return "(" + i + at + ")";
+  const std::string n = std::to_string(slice) + "u";
+  return "((" + i + ") / " + n + " * " + std::to_string(stride) + "u" + at + " + (" + i + ") % " + n + ")";
+}
+
+bool ElementPlacement::whole_vec4s() const {
+  return offset % 4 == 0 && slice % 4 == 0 && stride % 4 == 0;
 }
 
 uint32_t count_bindings(const KernelSpec& spec) {
@@ -404,7 +425,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       passes << "  acc" << folded[j] << " = " << combine_name(spec.reductions[folded[j]].combine) << "(acc" << folded[j]
              << ", r" << j << ");\n";
     for (std::size_t j = 0; j < stored.size(); ++j)
-      passes << "  vkf_out" << stored[j] << ".d[i] = "
+      passes << "  vkf_out" << stored[j] << ".d[" << spec.outputs[stored[j]].placement.index("i") << "] = "
              << glsl_store(spec.outputs[stored[j]].dtype, "r" + std::to_string(folded.size() + j)) << ";\n";
     passes << "}\n";
     if (folded.empty()) continue;
@@ -451,7 +472,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   }
   finish << join_call("vkf_post", post_args) << "\n";
   for (std::size_t j = 0; j < post_outputs.size(); ++j)
-    finish << "vkf_out" << post_outputs[j] << ".d[row] = "
+    finish << "vkf_out" << post_outputs[j] << ".d[" << spec.outputs[post_outputs[j]].placement.index("row") << "] = "
            << glsl_store(spec.outputs[post_outputs[j]].dtype, "o" + std::to_string(j)) << ";\n";
   replace_hook(body, "vkf_row_walks", passes.str());
   replace_hook(body, "vkf_finish", finish.str());

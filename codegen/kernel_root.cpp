@@ -91,7 +91,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
   const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
                      spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;
   if (plain) {
-    out << "#define VKF_OUT0(i, v) vkf_out0.d[i] = " << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
+    out << "#define VKF_OUT0(i, v) vkf_out0.d[" << spec.outputs[0].placement.index("i") << "] = "
+        << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
     return out.str();
   }
   std::vector<std::pair<KernelOperand, DType>> results;
@@ -108,7 +109,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
   }
   out << "  " << join_call("vkf_post", args) << "\n";
   for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-    out << "  vkf_out" << k << ".d[i] = " << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
+    out << "  vkf_out" << k << ".d[" << spec.outputs[k].placement.index("i") << "] = "
+        << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
   out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
   return out.str();
 }

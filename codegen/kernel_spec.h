@@ -49,13 +49,26 @@ struct KernelOp {
   DType dtype = DType::kF32;  // result type
 };
 
+// Where a tensor's elements lie in a larger one it is part of (a Concat written in place: each input is
+// a slice of the result): element i at offset + i, or, with slice > 0, at (i / slice) * stride + offset +
+// i % slice (runs of `slice` elements, `stride` apart). The defaults put element i at i.
+struct ElementPlacement {
+  std::int64_t offset = 0, slice = 0, stride = 0;
+
+  bool identity() const { return offset == 0 && slice == 0; }
+  std::string index(const std::string& i) const;  // GLSL: the index of element `i`
+  bool whole_vec4s() const;  // 4 consecutive elements from a multiple of 4 land as one aligned vec4
+};
+
 // A value the group writes. Elementwise roots: `value` is a pre-stage operand with the domain's shape.
 // Reduce roots: `pre_stage` outputs are domain-shaped values stored while folding; the others are
-// post-stage operands (kReduced or kOp of post_ops) with the reduced shape.
+// post-stage operands (kReduced or kOp of post_ops) with the reduced shape. `placement`: where its
+// elements go in the bound buffer.
 struct KernelOutput {
   KernelOperand value;
   DType dtype = DType::kF32;
   bool pre_stage = true;
+  ElementPlacement placement;
 };
 
 enum class KernelCombine { kSum, kMax, kMin, kProd };

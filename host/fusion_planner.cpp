@@ -39,6 +39,7 @@ class Planner {
       if (node.op->kind == OpKind::kView) continue;  // an index map, no group
       place(n, mode);
     }
+    if (mode == FusionMode::kFused) place_concats_in_place();
     return finish();
   }
 
@@ -100,15 +101,52 @@ class Planner {
     return inner <= kRowPassMaxInner;
   }
 
-  // The groups a node set reads from: the home group of every value it reads but does not compute.
+  // The groups a node set reads from: the home group of every value it reads but does not compute (for
+  // a Concat written in place, the groups that store its inputs).
   std::set<int> dependencies(const std::set<NodeId>& nodes) const {
     std::set<int> deps;
     for (NodeId n : nodes)
       for (ValueId v : graph_.node(n).inputs) {
         const NodeId p = stored_producer(v);
-        if (p != kNoNode && !nodes.count(p)) deps.insert(group_of_[static_cast<std::size_t>(p)]);
+        if (p == kNoNode || nodes.count(p)) continue;
+        if (!in_place_.count(p)) {
+          deps.insert(group_of_[static_cast<std::size_t>(p)]);
+          continue;
+        }
+        for (ValueId part : graph_.node(p).inputs) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
       }
     return deps;
+  }
+
+  // Concat in place: a Concat alone in its group whose every input is stored by another group for the
+  // Concat only has those groups store their results straight into its slices, and does not run.
+  //   Conv ─ Relu ─┐                  [Conv -> Relu (into Concat)]  stores y[:, 0:64]
+  //   Conv ─ Relu ─┴─ Concat ─ y  =>  [Conv -> Relu (into Concat)]  stores y[:, 64:128]
+  // (tests/unit "Concat in place: producers store into its slices", tests/gpu "Concat written in place")
+  void place_concats_in_place() {
+    for (Draft& d : drafts_) {
+      if (!d.alive || d.nodes.size() != 1) continue;
+      const NodeId c = *d.nodes.begin();
+      const Node& concat = graph_.node(c);
+      if (!concat.op->place_inputs) continue;
+      std::vector<TensorInfo> infos;
+      std::set<ValueId> distinct;
+      bool all_stored = true;
+      for (ValueId v : concat.inputs) {
+        const Value& value = graph_.value(v);
+        infos.push_back({value.shape, value.dtype});
+        const int g = producer_group(v);
+        all_stored = all_stored && g >= 0 && !value.constant && !value.is_output && value.consumers.size() == 1 &&
+                     distinct.insert(v).second && drafts_[static_cast<std::size_t>(g)].alive;
+      }
+      if (!all_stored) continue;
+      const Value& out = graph_.value(concat.output);
+      const auto places = concat.op->place_inputs(infos, {out.shape, out.dtype}, concat.op_attrs());
+      if (!places || places->size() != concat.inputs.size()) continue;
+      d.alive = false;
+      in_place_.insert(c);
+      for (std::size_t k = 0; k < concat.inputs.size(); ++k) stored_in_[concat.inputs[k]] = {concat.output, (*places)[k]};
+    }
   }
 
   // The value in memory behind a value: itself, or the base a chain of views reads.
@@ -460,6 +498,7 @@ class Planner {
     if (value.is_output) return true;
     for (NodeId c : value.consumers) {
       if (graph_.node(c).op->kind == OpKind::kView) return true;  // views read stored tensors
+      if (in_place_.count(c)) return true;                        // stored into the Concat's slice
       if (!drafts) {
         if (!members.count(c)) return true;
         continue;
@@ -486,6 +525,11 @@ class Planner {
       if (group.outputs.empty()) continue;
       for (NodeId n : group.nodes)
         group.label += (group.label.empty() ? "" : " -> ") + std::string(graph_.node(n).op->name);
+      for (ValueId v : group.outputs)
+        if (auto slice = stored_in_.find(v); slice != stored_in_.end()) {
+          group.stored_in.insert(*slice);
+          group.label += " (into " + std::string(graph_.node(graph_.value(slice->second.into).producer).op->name) + ")";
+        }
       built[g] = std::move(group);
       live.push_back(g);
     }
@@ -535,6 +579,8 @@ class Planner {
   const DevicePlan& device_;
   std::vector<Draft> drafts_;
   std::vector<int> group_of_;
+  std::set<NodeId> in_place_;                 // Concats whose inputs are stored into their slices
+  std::map<ValueId, StoredSlice> stored_in_;  // those inputs: where they go
   std::vector<Phase> phase_;
 };
 

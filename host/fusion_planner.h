@@ -37,15 +37,24 @@
 // more storage buffers than the DevicePlan allows.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "backend/device_plan.h"
+#include "codegen/kernel_spec.h"
 #include "host/graph.h"
 
 namespace vkfuse {
 
 enum class GroupRoot { kElementwise, kReduce, kKernel };
+
+// An output a group stores as part of a larger value (a Concat written in place): its elements go to
+// `placement` in `into`, which the group binds instead.
+struct StoredSlice {
+  ValueId into = -1;
+  ElementPlacement placement;
+};
 
 struct FusionGroup {
   GroupRoot root = GroupRoot::kElementwise;
@@ -55,6 +64,7 @@ struct FusionGroup {
   Shape domain;                  // elementwise: the output shape; reduce: the reduced input's shape
   std::string label;             // "Sub -> Mul -> Add"
   std::size_t level = 0;         // dependency wave: 1 + the highest level of the groups it reads from
+  std::map<ValueId, StoredSlice> stored_in;  // outputs stored into another value's slice
 };
 
 struct FusionPlan {

@@ -270,6 +270,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
                                                   "' does not have the group's shape");
+    if (auto slice = group.stored_in.find(v); slice != group.stored_in.end()) output.placement = slice->second.placement;
     spec.outputs.push_back(output);
   }
 
@@ -321,7 +322,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
   VKFUSE_TRY(bind_inputs(load_input_values, false));
   VKFUSE_TRY(bind_inputs(post_input_values, false));
-  for (ValueId v : group.outputs) kernel.bound_values.push_back(v);
+  for (ValueId v : group.outputs) {
+    auto slice = group.stored_in.find(v);
+    kernel.bound_values.push_back(slice == group.stored_in.end() ? v : slice->second.into);
+  }
   return kernel;
 }
 

@@ -13,7 +13,8 @@ namespace vkfuse {
 
 struct GroupKernel {
   KernelSpec spec;
-  std::vector<ValueId> bound_values;  // binding order; views are bound as their stored base value
+  std::vector<ValueId> bound_values;  // binding order; views are bound as their stored base value, and outputs
+                                      // stored into a Concat's slice (FusionGroup::stored_in) as the Concat's value
   // Bindings that see one chunk of their value (a kernel input larger than one binding): binding
   // index -> byte range. A chunked value appears once per chunk in bound_values.
   struct Chunk {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include <vkfuse/status.hpp>
 #include <vkfuse/types.hpp>
 #include <vkfuse/vkfuse.hpp>
+
+#include "codegen/kernel_spec.h"
 
 namespace vkfuse {
 
@@ -73,6 +76,12 @@ struct KernelLaunch {
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);
+
+// kKernel ops whose output is their inputs laid side by side (Concat): where each input's elements lie
+// in the output. The fusion planner then has the inputs' producers store there, and the op itself does
+// not run (host/fusion_planner.cpp, Concat in place). nullopt: not expressible for these attributes.
+using InputPlacer = std::optional<std::vector<ElementPlacement>> (*)(std::span<const TensorInfo> inputs,
+                                                                     const TensorInfo& output, const OpAttrs& attrs);
 
 // kKernel ops: the CPU reference over whole tensors (row-major, in double). `output.shape` is set.
 struct RefTensor {
@@ -171,6 +180,7 @@ struct OpDef {
   // 2 for the GEMM roots' split K across workgroups), on devices that allow kMinBindingsForScratch
   // per group; the planner reserves them (scratch_bindings below).
   std::uint32_t scratch = 0;
+  InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

@@ -302,6 +302,24 @@ struct Session::Impl {
     return once.submit_and_wait();
   }
 
+  // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may
+  // start at 0) the runs its placement puts it in, so that groups storing other slices of the Concat need no barrier between them.
+  // Past kMaxRuns runs, the span from the first to the last.
+  static void add_written_ranges(const Placement& p, const ElementPlacement& at, const Value& value,
+                                 std::vector<MemoryRange>& writes) {
+    constexpr std::int64_t kMaxRuns = 64;
+    const std::uint64_t element = dtype_size(value.dtype);
+    const std::int64_t numel = shape_numel(value.shape);
+    const std::int64_t run = at.slice > 0 ? at.slice : numel, runs = numel / run;
+    auto range = [&](std::int64_t first_run, std::int64_t last_run) {
+      const std::uint64_t begin = static_cast<std::uint64_t>(first_run * at.stride + at.offset) * element;
+      const std::uint64_t end = static_cast<std::uint64_t>(last_run * at.stride + at.offset + run) * element;
+      writes.push_back({p.buffer, p.offset + begin, end - begin});
+    };
+    if (runs > kMaxRuns) return range(0, runs - 1);
+    for (std::int64_t r = 0; r < runs; ++r) range(r, r);
+  }
+
   Status record() {
     std::uint32_t total_bindings = 0;
     for (const GroupKernel& k : kernels) total_bindings += count_bindings(k.spec);
@@ -329,7 +347,13 @@ struct Session::Impl {
         }
         ranges.push_back({p.buffer, p.offset, p.bytes});
         const bool is_output = b >= kernel.bound_values.size() - outputs;
-        (is_output ? dispatch.writes : dispatch.reads).push_back({p.buffer, p.offset, p.bytes});
+        if (!is_output) {
+          dispatch.reads.push_back({p.buffer, p.offset, p.bytes});
+          continue;
+        }
+        const std::size_t o = b - (kernel.bound_values.size() - outputs);
+        const Value& written = ir().value(plan.groups[k].outputs[o]);
+        add_written_ranges(p, kernel.spec.outputs[o].placement, written, dispatch.writes);
       }
       if (kernel.spec.split_counters > 0) {
         const MemoryRange counters{split_counters->handle(), split_places[k].counter_offset,

@@ -35,6 +35,24 @@ Result<TensorInfo> infer_concat(std::span<const TensorInfo> in, const OpAttrs& a
   return out;
 }
 
+// Input k is the output's [outer, begin_k .. begin_k + extent_k, inner] block: runs of extent_k * inner
+// elements, axis * inner apart, from begin_k * inner on (one run when outer is 1).
+std::optional<std::vector<ElementPlacement>> place_concat_inputs(std::span<const TensorInfo> in, const TensorInfo& out,
+                                                                 const OpAttrs& attrs) {
+  auto axis = axis_attr(attrs, 0, "axis", out.shape.size(), "the output");
+  if (!axis.ok()) return std::nullopt;
+  const auto a = static_cast<std::size_t>(*axis);
+  const std::int64_t outer = dims_product(out.shape, 0, a), inner = dims_product(out.shape, a + 1, out.shape.size());
+  std::vector<ElementPlacement> places;
+  std::int64_t begin = 0;
+  for (const TensorInfo& t : in) {
+    const std::int64_t extent = t.shape[a];
+    places.push_back({.offset = begin * inner, .slice = outer == 1 ? 0 : extent * inner, .stride = out.shape[a] * inner});
+    begin += extent;
+  }
+  return places;
+}
+
 // The template tests the output's axis coordinate against each input's end in turn: VKF_TAKE_ALL
 // expands to VKF_TAKE(0) VKF_TAKE(1) ..., one per input, with the input's VKF_BEGIN<k>, VKF_END<k> and
 // VKF_SIZE<k> (its extent along the axis).
@@ -201,7 +219,8 @@ const OpDef kSelectOps[] = {
     {.name = "Concat", .kind = OpKind::kKernel, .arity = 16,
      .input_class = {InputClass::kAny, InputClass::kAny, InputClass::kAny}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kAxisAttrs, .cost = 0.0f, .tolerance = Tolerance::kExact, .domain = kDomain, .min_arity = 1,
-     .infer = infer_concat, .launch = launch_concat, .reference_kernel = reference_concat},
+     .infer = infer_concat, .launch = launch_concat, .reference_kernel = reference_concat,
+     .place_inputs = place_concat_inputs},
     {.name = "Gather", .kind = OpKind::kKernel, .arity = 2, .input_class = {InputClass::kAny, InputClass::kAny},
      .type_rule = TypeRule::kSameAsFirst, .attrs = kAxisAttrs, .cost = 0.0f, .tolerance = Tolerance::kExact,
      .domain = kDomain, .infer = infer_gather, .launch = launch_gather, .reference_kernel = reference_gather},

@@ -164,3 +164,51 @@ TEST_CASE("a residual stream through channels-last MatMuls: each block's sum sto
 }
 
 }  // namespace vkfuse::testing
+
+namespace vkfuse::testing {
+
+TEST_CASE("Concat written in place: Conv, MatMul, elementwise and reduce producers store into its slices") {
+  // Fused, the Concat does not run: each producer stores its result into the Concat's slice (whole vec4s
+  // where the slices allow, element by element where they do not; runs per image when the batch is > 1).
+  // Against unfused (the Concat copies) and the CPU reference.
+  struct Case {
+    Shape x;  // [N, 3, H, W]
+    std::size_t fused_dispatches;
+  };
+  for (const Case& c : {Case{{2, 3, 5, 4}, 4}, Case{{1, 3, 5, 3}, 4}, Case{{3, 3, 3, 5}, 4}}) {
+    CAPTURE(shape_to_string(c.x));
+    //   x ─ Conv(w1) ─ Relu ─┐
+    //   x ─ Conv(w2) ────────┼─ Concat(axis 1) ─ Conv(w3) ─ y
+    //   x ─ Sigmoid ─────────┘
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.x), w1 = b.input("w1", {7, 3, 1, 1}), w2 = b.input("w2", {13, 3, 3, 3});
+    const Tensor w3 = b.input("w3", {5, 23, 1, 1});
+    const Tensor a = b.op("Relu", {b.op("Conv", {x, w1})});
+    const Tensor conv = b.op("Conv", {x, w2}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+    const Tensor cat = b.op("Concat", {a, conv, b.op("Sigmoid", {x})}, {{"axis", 1.0f}});
+    b.output(b.op("Conv", {cat, w3}), "y");
+    const Graph graph = build(b);
+    const auto feeds = random_feeds({{"x", c.x}, {"w1", {7, 3, 1, 1}}, {"w2", {13, 3, 3, 3}}, {"w3", {5, 23, 1, 1}}}, 500, kUnit);
+    const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-4, 1e-4);
+    CHECK(o.fused_dispatches == c.fused_dispatches);
+    CHECK(o.unfused_dispatches == 6);
+  }
+  SUBCASE("reduce and MatMul producers, along the last and the first axis, into a graph output") {
+    //   x[2,3,5,4] ─ ReduceMean(axis 3, keepdims) ─┐
+    //   x ─ Exp ───────────────────────────────────┴─ Concat(axis 3) ─ y1[2,3,5,5]
+    //   p[5,7] ─ MatMul(q[7,6]) ─┐
+    //   r[3,7] ─ MatMul(q) ──────┴─ Concat(axis 0) ─ y2[8,6]
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, 3, 5, 4}), p = b.input("p", {5, 7}), q = b.input("q", {7, 6}), r = b.input("r", {3, 7});
+    const Tensor mean = b.op("ReduceMean", {x}, {{"axes", std::vector<std::int64_t>{3}}, {"keepdims", 1.0f}});
+    b.output(b.op("Concat", {mean, b.op("Exp", {x})}, {{"axis", 3.0f}}), "y1");
+    b.output(b.op("Concat", {b.op("MatMul", {p, q}), b.op("MatMul", {r, q})}, {{"axis", 0.0f}}), "y2");
+    const Graph graph = build(b);
+    const auto feeds = random_feeds({{"x", {2, 3, 5, 4}}, {"p", {5, 7}}, {"q", {7, 6}}, {"r", {3, 7}}}, 501, kUnit);
+    const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-4, 1e-4);
+    CHECK(o.fused_dispatches == 4);
+    CHECK(o.unfused_dispatches == 6);
+  }
+}
+
+}  // namespace vkfuse::testing

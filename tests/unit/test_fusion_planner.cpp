@@ -528,4 +528,46 @@ TEST_CASE("groups run in dependency waves: independent branches share a level, i
   CHECK(levels == std::vector<std::size_t>{0, 0, 1, 2});
 }
 
+TEST_CASE("Concat in place: producers store into its slices") {
+  //   x[2,3,5,4] ─ Conv(w1) ─ Relu ─┐
+  //   x ────────── Conv(w2) ────────┼─ Concat(axis 1) ─ Conv(w3) ─ y     => [Conv -> Relu (into Concat)]
+  //   x ────────── Sigmoid ─────────┘                                        [Conv (into Concat)]
+  //                                                                          [Sigmoid (into Concat)] [Conv]
+  // (A Concat that takes a chain after it, Concat -> Tanh, is a group of its own and runs.)
+  GraphBuilder b;
+  const Tensor x = b.input("x", {2, 3, 5, 4}), w1 = b.input("w1", {7, 3, 1, 1}), w2 = b.input("w2", {13, 3, 1, 1});
+  const Tensor a = b.op("Relu", {b.op("Conv", {x, w1})}), c = b.op("Conv", {x, w2}), s = b.op("Sigmoid", {x});
+  const Tensor cat = b.op("Concat", {a, c, s}, {{"axis", 1.0f}});
+  b.output(b.op("Conv", {cat, b.input("w3", {5, 23, 1, 1})}), "y");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Conv -> Relu (into Concat) | Conv (into Concat) | Sigmoid (into Concat) | Conv");
+  REQUIRE(p.groups.size() == 4);
+  // Channels 0-6, 7-19 and 20-22 of 23, per image: runs of 7*20, 13*20 and 3*20 elements, 23*20 apart.
+  const std::int64_t expected[3][2] = {{0, 140}, {140, 260}, {400, 60}};
+  for (std::size_t g = 0; g < 3; ++g) {
+    CAPTURE(g);
+    REQUIRE(p.groups[g].stored_in.size() == 1);
+    const StoredSlice& slice = p.groups[g].stored_in.begin()->second;
+    CHECK(slice.into == cat.id);
+    CHECK(slice.placement.offset == expected[g][0]);
+    CHECK(slice.placement.slice == expected[g][1]);
+    CHECK(slice.placement.stride == 460);
+    CHECK(p.groups[g].level == 0);
+  }
+  CHECK(p.groups[3].level == 1);  // after all three slices
+  CHECK(names(graph, p.groups[3].inputs) == names(graph, {cat.id}) + ", w3");
+  // Unfused, and wherever an input is also read elsewhere or is a graph input, the Concat runs.
+  CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Conv | Conv | Sigmoid | Relu | Concat | Conv");
+  GraphBuilder shared;
+  const Tensor sx = shared.input("x", {1, 3, 5, 4}), sw = shared.input("w", {7, 3, 1, 1});
+  const Tensor conv = shared.op("Conv", {sx, sw});
+  shared.output(shared.op("Concat", {conv, shared.op("Relu", {conv})}, {{"axis", 1.0f}}), "y");
+  CHECK(labels_of(plan(build_graph(shared))) == "Conv -> Relu | Concat");  // Conv is read by Relu too
+  GraphBuilder from_input;
+  const Tensor fx = from_input.input("x", {1, 3, 5, 4}), fw = from_input.input("w", {7, 3, 1, 1});
+  from_input.output(from_input.op("Concat", {from_input.op("Conv", {fx, fw}), fx}, {{"axis", 1.0f}}), "y");
+  CHECK(labels_of(plan(build_graph(from_input))) == "Conv | Concat");
+}
+
 }  // namespace vkfuse
