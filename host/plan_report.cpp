@@ -57,6 +57,7 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
     g.nodes.assign(group.nodes.begin(), group.nodes.end());
     g.inputs.assign(group.inputs.begin(), group.inputs.end());
     g.outputs.assign(group.outputs.begin(), group.outputs.end());
+    for (const auto& [value, slice] : group.stored_in) g.stored_into.push_back({value, slice.into});
     const std::set<ValueId> stored(group.outputs.begin(), group.outputs.end());
     for (NodeId n : group.nodes) {
       const ValueId out = ir.node(n).output;

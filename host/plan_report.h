@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
@@ -42,6 +43,7 @@ struct PlanGroup {
   std::vector<int> nodes;  // execution order inside the group
   std::vector<int> inputs;   // values read from memory
   std::vector<int> outputs;  // values written to memory
+  std::vector<std::pair<int, int>> stored_into;  // (output, the Concat it is stored into as a slice)
   // Values computed inside the group and never written to memory, and their bytes.
   std::vector<int> kept_values;
   std::uint64_t kept_bytes = 0;

@@ -157,6 +157,10 @@ int run_plan(const Args& args) {
                 g.kept_values.size() == 1 ? "" : "s");
     print_values("in:", *report, g.inputs);
     print_values("out:", *report, g.outputs);
+    for (const auto& [value, into] : g.stored_into)
+      std::printf("      into: %s stores into its slice of %s (the Concat does not run)\n",
+                  report->values[static_cast<std::size_t>(value)].name.c_str(),
+                  report->values[static_cast<std::size_t>(into)].name.c_str());
   }
   // ONNX ops are the nodes in the file; graph ops are what remains after import (constant folding,
   // BatchNormalization folding, views).

@@ -98,4 +98,26 @@ TEST_CASE("plan report: a kernel op's own group; views are counted and never gro
   CHECK_FALSE(report.values[static_cast<std::size_t>(report.groups[1].inputs[1])].is_scalar_constant);
 }
 
+TEST_CASE("plan report: outputs stored into a Concat's slices say so, and the Concat has no group") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 5, 4}), w = b.input("w", {7, 3, 1, 1});
+  const Tensor a = b.op("Conv", {x, w}, {}, "conv");
+  const Tensor s = b.op("Sigmoid", {x}, {}, "sig");
+  b.output(b.op("MaxPool", {b.op("Concat", {a, s}, {{"axis", 1.0f}}, "cat")}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}}}), "y");
+  const Graph graph = build_graph(b);
+  const PlanReport fused = report_of(graph);
+  REQUIRE(fused.groups.size() == 3);
+  for (std::size_t g = 0; g < 2; ++g) {
+    CAPTURE(g);
+    REQUIRE(fused.groups[g].stored_into.size() == 1);
+    CHECK(names(fused, {fused.groups[g].stored_into[0].second}) == "cat");
+    CHECK(fused.groups[g].stored_into[0].first == fused.groups[g].outputs[0]);
+  }
+  CHECK(fused.groups[2].label == "MaxPool");
+  CHECK(names(fused, fused.groups[2].inputs) == "cat");
+  const PlanReport unfused = report_of(graph, FusionMode::kUnfused);
+  CHECK(unfused.groups.size() == 4);
+  for (const PlanGroup& g : unfused.groups) CHECK(g.stored_into.empty());
+}
+
 }  // namespace vkfuse
