@@ -11,7 +11,7 @@
 namespace vkfuse {
 
 // Bump when the code generator or compiler settings change in a way the source does not show.
-inline constexpr std::uint32_t kCodegenVersion = 1;
+inline constexpr std::uint32_t kCodegenVersion = 2;
 
 struct KernelKey {
   std::string text;    // full canonical text; compared on cache hits, so hash collisions are harmless

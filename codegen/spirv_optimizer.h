@@ -1,4 +1,5 @@
-// spirv-opt performance passes, then spirv-val. Both from SPIRV-Tools, in process.
+// spirv-opt performance passes (-O less its costly first value numbering), then spirv-val. Both from
+// SPIRV-Tools, in process.
 #pragma once
 
 #include <cstdint>
