@@ -110,7 +110,7 @@ struct Session::Impl {
         char line[160];
         std::snprintf(line, sizeof(line), "': build %.1f ms, compile %.1f ms, pipeline %.1f ms, %zu SPIR-V words",
                       step_ms[k][0], step_ms[k][1], step_ms[k][2], spirv->size());
-        log_message(LogLevel::kDebug, "kernel " + std::to_string(k) + " '" + group.label + line);
+        log_message(LogLevel::kDebug, "kernel " + std::to_string(k) + " '" + group.label + line + describe_launch(kernel.spec));
       }
       built[k].emplace(std::move(kernel));
       made[k].emplace(std::move(pipeline));
@@ -300,6 +300,20 @@ struct Session::Impl {
     }
     VKFUSE_TRY(once.end());
     return once.submit_and_wait();
+  }
+
+  // ", roots/conv2d.glsl, 256 invocations x 39 workgroups, VKF_BM 64u VKF_BN 64u ...": a kernel root's
+  // template, geometry and blocking, for the debug log (which tile a slow group got).
+  static std::string describe_launch(const KernelSpec& spec) {
+    if (!spec.is_kernel()) return "";
+    const std::array<std::uint64_t, 3> groups = kernel_workgroups(spec);
+    std::string text = ", " + spec.kernel_root + ", " + std::to_string(spec.workgroup_size) + " invocations x " +
+                       std::to_string(groups[0] * groups[1] * groups[2]) + " workgroups";
+    for (const auto& [name, value] : spec.kernel_defines)
+      if (name.rfind("VKF_B", 0) == 0 && name.size() <= 6) text += ", " + name + " " + value;  // VKF_BM, VKF_BN, VKF_BK
+      else if (name == "VKF_SPLIT_GROUPS" || name == "VKF_SPLIT_K" || name.rfind("VKF_WARPS", 0) == 0 || name == "VKF_TM" || name == "VKF_TN")
+        text += ", " + name + " " + value;
+    return text;
   }
 
   // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may

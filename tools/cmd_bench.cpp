@@ -109,10 +109,14 @@ Status measure(std::vector<Mode*> modes, const std::map<std::string, HostTensor>
   return {};
 }
 
-std::vector<GroupInfo> slowest(std::vector<GroupInfo> groups, std::size_t count) {
-  std::stable_sort(groups.begin(), groups.end(), [](const GroupInfo& a, const GroupInfo& b) { return a.gpu_ms > b.gpu_ms; });
-  if (groups.size() > count) groups.resize(count);
-  return groups;
+// The `count` slowest groups, with their indices in execution order (VKFUSE_LOG=debug names each
+// index's kernel root and blocking).
+std::vector<std::pair<std::size_t, GroupInfo>> slowest(const std::vector<GroupInfo>& groups, std::size_t count) {
+  std::vector<std::pair<std::size_t, GroupInfo>> indexed;
+  for (std::size_t i = 0; i < groups.size(); ++i) indexed.push_back({i, groups[i]});
+  std::stable_sort(indexed.begin(), indexed.end(), [](const auto& a, const auto& b) { return a.second.gpu_ms > b.second.gpu_ms; });
+  if (indexed.size() > count) indexed.resize(count);
+  return indexed;
 }
 
 }  // namespace
@@ -165,7 +169,7 @@ int run_bench(const Args& args) {
   const ModeResult* unfused = &unfused_mode->result;
   const DeviceSummary device = context->device();
   const double speedup = fused->median_ms > 0.0 ? unfused->median_ms / fused->median_ms : 0.0;
-  const std::vector<GroupInfo> top = slowest(fused->groups, 10);
+  const auto top = slowest(fused->groups, 10);
 
   if (parsed->has("--json")) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,",
@@ -179,7 +183,8 @@ int run_bench(const Args& args) {
                   static_cast<unsigned long long>(r->intermediate_bytes));
     std::printf(" \"speedup\": %.4f, \"slowest_fused_groups\": [", speedup);
     for (std::size_t i = 0; i < top.size(); ++i)
-      std::printf("%s{\"label\": \"%s\", \"gpu_ms\": %.6f}", i ? ", " : "", json_escape(top[i].label).c_str(), top[i].gpu_ms);
+      std::printf("%s{\"index\": %zu, \"label\": \"%s\", \"gpu_ms\": %.6f}", i ? ", " : "", top[i].first,
+                  json_escape(top[i].second.label).c_str(), top[i].second.gpu_ms);
     std::printf("]}\n");
     return context->validation_errors() > 0 ? 1 : 0;
   }
@@ -198,7 +203,7 @@ int run_bench(const Args& args) {
   std::printf("\n  fused is %.2fx %s than unfused\n", speedup >= 1.0 ? speedup : 1.0 / speedup,
               speedup >= 1.0 ? "faster" : "SLOWER");
   std::printf("\nslowest fused groups (one profiled run):\n");
-  for (const GroupInfo& g : top) std::printf("  %10.4f ms  %s\n", g.gpu_ms, g.label.c_str());
+  for (const auto& [index, g] : top) std::printf("  %10.4f ms  [%zu] %s\n", g.gpu_ms, index, g.label.c_str());
   if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
     std::fprintf(stderr, "vkfuse bench: %u Vulkan validation errors (see above)\n", errors);
     return 1;
