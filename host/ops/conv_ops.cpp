@@ -304,8 +304,8 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
 
 // An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them
 // (roots/gemm_coopmat.glsl), per image Y = W * X' with X' gathered from X as in roots/conv2d.glsl;
-// none where no coopmat tiling fits (choose_coopmat_tiling gives none for a Conv of fewer tiles than
-// the GPU has SMs and a K of 1024 or more) or a Conv tile is forced.
+// none where no coopmat tiling fits (choose_coopmat_tiling gives none for a Conv with a K of 1024 or
+// more whose tiles are fewer than the GPU has SMs or only 32x32) or a Conv tile is forced.
 std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, const DevicePlan& device) {
   if (!f16 || s.group != 1 || g_forced_tile) return std::nullopt;
   const WindowAxis &y = s.axes[0], &x = s.axes[1];

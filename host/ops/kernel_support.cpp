@@ -262,6 +262,14 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   if (best && p.conv && p.k >= kConvLongK &&
       p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillWorkgroups)
     return std::nullopt;
+  // Nor where the tiles that fill the GPU are the smallest, 32x32 with one subgroup per 16x16 block:
+  // each subgroup then does one product per K step of gathered loads. googlenet's inception 3b 3x3
+  // layer ([1,128,28,28] x [192,128,3,3], K = 1152, 150 tiles) took 68 us there and 48 us on conv2d.glsl
+  // (H100, 2026-11-24, fp16 batch 1, two runs each: googlenet 0.354 -> 0.345 ms; resnet18, resnet50,
+  // densenet121, squeezenet1_1, shufflenet_v2_x1_0, mobilenet_v2, mobilenet_v3_small, efficientnet_b0,
+  // regnet_y_400mf, vgg11 and convnext_tiny within 1%. The same from K >= 512 made resnet18 9% and
+  // squeezenet1_1 8% slower.)
+  if (best && p.conv && p.k >= kConvLongK && best->bm == 32 && best->warps_k == 1) return std::nullopt;
   return best;
 }
 

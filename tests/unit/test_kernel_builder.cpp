@@ -255,7 +255,8 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
   };
   const char* coopmat = "roots/gemm_coopmat.glsl";
   // (Fewer tiles than 132 and K of 1024 or more go to roots/conv2d.glsl, as the 7x7 layer with K = 1152
-  // does; with K = 576 it stays.)
+  // does; with K = 576 it stays. So does a K of 1024 or more whose filling tiles are 32x32, as the 28x28
+  // layer with K = 1152; with K = 576 it stays.)
   for (const Case& c : {Case{{1, 13, 200, 220}, {7, 13, 3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 7, 100, 100}, {13, 7, 3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 16, 120, 120}, {32, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
@@ -263,6 +264,8 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
                         Case{{1, 16, 140, 140}, {24, 16, 1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 128, 7, 7}, {64, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, "roots/conv2d.glsl", false, ""},
                         Case{{1, 64, 7, 7}, {64, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
+                        Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, "roots/conv2d.glsl", false, ""},
+                        Case{{1, 64, 28, 28}, {192, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 8, 6, 6}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2, DType::kF16, "roots/conv2d.glsl", false, ""},
                         Case{{1, 16, 8, 8}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d.glsl", false, ""}}) {
     CAPTURE(shape_to_string(c.x));
