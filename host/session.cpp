@@ -71,8 +71,9 @@ struct Session::Impl {
   std::map<ValueId, Buffer> uploads;      // staging for graph inputs
   std::map<ValueId, Buffer> downloads;    // staging for graph outputs
   std::optional<Buffer> arena;
-  // Split K across workgroups (KernelLaunch::split_counters): counters and partial sums shared by every
-  // such group; the scheduler orders those groups, as each lists both as read and written.
+  // Split K across workgroups (KernelLaunch::split_counters): counters and partial sums, placed per group
+  // by allocate_split_buffers; each group lists its ranges as read and written, so the scheduler orders
+  // the groups that share partial sums.
   std::optional<Buffer> split_counters, split_partials;
   struct SplitPlace {
     std::uint64_t counter_offset = 0, partial_offset = 0;  // bytes into split_counters / split_partials
@@ -317,8 +318,8 @@ struct Session::Impl {
   }
 
   // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may
-  // start at 0) the runs its placement puts it in, so that groups storing other slices of the Concat need no barrier between them.
-  // Past kMaxRuns runs, the span from the first to the last.
+  // start at 0) the runs its placement puts it in, so that the groups storing the Concat's other slices
+  // need no barrier between them. Past kMaxRuns runs, the span from the first to the last.
   static void add_written_ranges(const Placement& p, const ElementPlacement& at, const Value& value,
                                  std::vector<MemoryRange>& writes) {
     constexpr std::int64_t kMaxRuns = 64;
