@@ -21,7 +21,10 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
       const std::uint64_t bytes = value.bytes();
       // Several groups write a Concat stored in place, one slice each: live from the first of them.
       auto [it, fresh] = live.try_emplace(v, Interval{v, step(g), step(g), (bytes + alignment - 1) / alignment * alignment});
-      if (!fresh) it->second.first = std::min(it->second.first, step(g)), it->second.last = std::max(it->second.last, step(g));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, step(g));
+        it->second.last = std::max(it->second.last, step(g));
+      }
     }
   for (std::size_t g = 0; g < reads.size(); ++g)
     for (ValueId v : reads[g])

@@ -259,9 +259,6 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   // 0.580 / 0.559 / 0.544 / 0.544, mobilenet_v2 0.300 / 0.262 / 0.262 / 0.262, vgg11 1.185 / 1.182 /
   // 1.182 / 1.160 (geomean 0.90x of never at 1024, 0.92x at 2048).
   constexpr std::int64_t kConvLongK = 1024;
-  if (best && p.conv && p.k >= kConvLongK &&
-      p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillWorkgroups)
-    return std::nullopt;
   // Nor where the tiles that fill the GPU are the smallest, 32x32 with one subgroup per 16x16 block:
   // each subgroup then does one product per K step of gathered loads. googlenet's inception 3b 3x3
   // layer ([1,128,28,28] x [192,128,3,3], K = 1152, 150 tiles) took 68 us there and 48 us on conv2d.glsl
@@ -269,7 +266,11 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   // densenet121, squeezenet1_1, shufflenet_v2_x1_0, mobilenet_v2, mobilenet_v3_small, efficientnet_b0,
   // regnet_y_400mf, vgg11 and convnext_tiny within 1%. The same from K >= 512 made resnet18 9% and
   // squeezenet1_1 8% slower.)
-  if (best && p.conv && p.k >= kConvLongK && best->bm == 32 && best->warps_k == 1) return std::nullopt;
+  if (best && p.conv && p.k >= kConvLongK) {
+    const bool few_tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillWorkgroups;
+    const bool smallest_tiles = best->bm == 32 && best->warps_k == 1;
+    if (few_tiles || smallest_tiles) return std::nullopt;
+  }
   return best;
 }
 

@@ -100,8 +100,8 @@ struct GemmTiling {
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none. A forced coopmat tile is given whatever the
-// problem; otherwise a Conv (problem.conv) whose tiles are fewer than the GPU's SMs and whose K is
-// 1024 or more gets none.
+// problem; otherwise a Conv (problem.conv) whose K is 1024 or more gets none where its tiles are fewer
+// than the GPU's SMs or only 32x32 with one subgroup per block (roots/conv2d.glsl serves it better).
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt

@@ -17,8 +17,9 @@
 // Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each tile, workgroup p walking
 // k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole VKF_BK steps; the host makes every part non-empty).
 // Each leaves its partial sums in vkf_split_partials and counts itself in the tile's counter
-// (VKF_SPLIT_ARRIVE, declared with the scratch by the code generator); the last to arrive adds the G partials in part order (the same sum whichever
-// arrives last), stores through VKF_OUT0 and sets the counter back to zero for the next dispatch.
+// (VKF_SPLIT_ARRIVE, declared with the scratch by the code generator); the last to arrive adds the G
+// partials in part order (the same sum whichever arrives last), stores through VKF_OUT0 and sets the
+// counter back to zero for the next dispatch.
 // A long K is then walked by G times more workgroups at once.
 //
 // Defines (host/ops/kernel_support.cpp, gemm_launch): VKF_BATCH, VKF_M, VKF_N, VKF_K; VKF_A_BATCH(b),
