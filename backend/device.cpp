@@ -161,7 +161,11 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16_int8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   std::vector<const char*> extensions;
+  // Pipeline statistics are a debugging aid: capturing them may bypass a driver's caches.
+  caps.pipeline_statistics = caps.pipeline_statistics && at_1_2 && log_enabled(LogLevel::kDebug);
   if (at_1_2) {
     // The aggregate structs; the per-feature structs must not be chained next to them.
     f11.storageBuffer16BitAccess = caps.storage_buffer_16bit;
@@ -174,8 +178,15 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
       coopmat.cooperativeMatrix = VK_TRUE;
       f12.vulkanMemoryModel = VK_TRUE;
       f12.vulkanMemoryModelDeviceScope = VK_TRUE;  // split K's Device-scope barriers, under the memory model
+      coopmat.pNext = f12.pNext;
       f12.pNext = &coopmat;
       extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+    if (caps.pipeline_statistics) {
+      executable.pipelineExecutableInfo = VK_TRUE;
+      executable.pNext = f12.pNext;
+      f12.pNext = &executable;
+      extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     }
   } else {
     // Vulkan 1.1: 16-bit storage is core; 8-bit storage and float16/int8 are extensions to enable.
@@ -275,6 +286,7 @@ Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevic
   caps.preserve_inf_nan_f16 = caps.preserve_inf_nan_f16 && float_controls;
   caps.cooperative_matrix = false;  // vkfuse cannot know whether the application enabled it
   caps.coopmat_nv_f16 = false;
+  caps.pipeline_statistics = false;
 
   BorrowedDevice borrowed;
   DeviceContext& ctx = borrowed.context_;

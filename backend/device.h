@@ -42,8 +42,10 @@ Result<DeviceCaps> select_device(const Instance& instance, std::string_view sele
 // Owns the Instance and a VkDevice with one queue from caps.compute_queue_family. Move-only.
 // Enables, where supported: storageBuffer16BitAccess, storageBuffer8BitAccess, shaderFloat16, shaderInt8,
 // shaderInt64 (with VK_KHR_8bit_storage / VK_KHR_shader_float16_int8 on a device used at Vulkan 1.1), and
-// VK_KHR_portability_subset where the device has it (required then). Cooperative matrix is not enabled, so
-// context().caps.cooperative_matrix is false.
+// VK_KHR_portability_subset where the device has it (required then); at Vulkan 1.2, VK_NV_cooperative_matrix
+// with the Vulkan memory model where roots/gemm_coopmat.glsl can use it (caps.coopmat_nv_f16, then
+// caps.cooperative_matrix), and VK_KHR_pipeline_executable_properties under VKFUSE_LOG=debug
+// (caps.pipeline_statistics).
 // Every object created from the context (buffers, pipelines, recorders) must be destroyed before this;
 // the destructor waits for the device to go idle first. Device loss is the caller's business.
 class OwnedDevice {

@@ -95,13 +95,19 @@ void query_at_1_2(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   f11.pNext = &f12;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   const bool has_coopmat_nv = has_extension(extensions, kNvCooperativeMatrix);
-  if (has_coopmat_nv) f12.pNext = &coopmat;
+  void** tail = &f12.pNext;
+  if (has_coopmat_nv) *tail = &coopmat, tail = &coopmat.pNext;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const bool has_executable = has_extension(extensions, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (has_executable) *tail = &executable;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(physical, &features);
   // The sizes are checked by query_device_caps, which has the instance.
   caps.coopmat_nv_f16 = has_coopmat_nv && coopmat.cooperativeMatrix && f12.vulkanMemoryModel &&
                        f12.vulkanMemoryModelDeviceScope && f12.shaderFloat16;
+  caps.pipeline_statistics = has_executable && executable.pipelineExecutableInfo;
 
   caps.storage_buffer_16bit = f11.storageBuffer16BitAccess;
   caps.storage_buffer_8bit = f12.storageBuffer8BitAccess;

@@ -54,6 +54,10 @@ struct DeviceCaps {
   // shaderSignedZeroInfNanPreserveFloat32/16 (Vulkan 1.2 or VK_KHR_shader_float_controls): shaders may ask
   // that x - x, x * 0 and the like are not folded, so NaN and Inf propagate as IEEE arithmetic does.
   bool preserve_inf_nan_f32 = false, preserve_inf_nan_f16 = false;
+  // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo, at Vulkan 1.2: the driver reports
+  // statistics of each compiled pipeline (NVIDIA: its register count). Enabled only under VKFUSE_LOG=debug,
+  // which then logs them for every pipeline (backend/pipeline.cpp).
+  bool pipeline_statistics = false;
 
   // Of the compute queue family below.
   bool timestamps = false;

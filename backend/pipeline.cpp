@@ -5,11 +5,47 @@
 #include <vector>
 
 #include "backend/debug.h"
+#include "backend/log.h"
 
 namespace vkfuse {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
+
+std::string statistic_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: return std::to_string(s.value.f64);
+    default: return "?";
+  }
+}
+
+// Debug log: "pipeline <label>: <statistic> <value>, ..." for each executable the driver reports (NVIDIA:
+// the register count, which bounds how many workgroups share an SM). Best effort: a failed query logs
+// nothing.
+void log_pipeline_statistics(const DeviceContext& ctx, VkPipeline pipeline, const std::string& label) {
+  auto properties_of = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+      vkGetDeviceProcAddr(ctx.device, "vkGetPipelineExecutablePropertiesKHR"));
+  auto statistics_of = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vkGetDeviceProcAddr(ctx.device, "vkGetPipelineExecutableStatisticsKHR"));
+  if (!properties_of || !statistics_of) return;
+  const VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, nullptr, pipeline};
+  uint32_t executables = 0;
+  if (properties_of(ctx.device, &info, &executables, nullptr) != VK_SUCCESS) return;
+  for (uint32_t e = 0; e < executables; ++e) {
+    const VkPipelineExecutableInfoKHR executable{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, pipeline, e};
+    uint32_t count = 0;
+    if (statistics_of(ctx.device, &executable, &count, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> statistics(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (statistics_of(ctx.device, &executable, &count, statistics.data()) != VK_SUCCESS) continue;
+    std::string line = "pipeline " + label + ":";
+    for (uint32_t i = 0; i < count; ++i)
+      line += std::string(i ? ", " : " ") + statistics[i].name + " " + statistic_value(statistics[i]);
+    log_message(LogLevel::kDebug, line);
+  }
+}
 
 }  // namespace
 
@@ -86,6 +122,7 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   pipeline_info.stage.module = module_handle;
   pipeline_info.stage.pName = "main";
   pipeline_info.layout = layout;
+  if (ctx.caps.pipeline_statistics) pipeline_info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
   Status created = [&]() -> Status {
     VKFUSE_CHECK_VK(vkCreateComputePipelines(device, cache, 1, &pipeline_info, nullptr, &handle));
@@ -95,6 +132,7 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   pipeline.pipeline_ =
       UniqueHandle<VkPipeline>(handle, [device](VkPipeline p) { vkDestroyPipeline(device, p, nullptr); });
 
+  if (ctx.caps.pipeline_statistics) log_pipeline_statistics(ctx, handle, desc.label);
   if (!desc.label.empty()) {
     set_debug_name(ctx, VK_OBJECT_TYPE_PIPELINE, debug_handle(handle), desc.label);
     set_debug_name(ctx, VK_OBJECT_TYPE_PIPELINE_LAYOUT, debug_handle(layout), desc.label);

@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
         problem.k = size.k;
         problem.a_stride_m = size.k;
         problem.b_stride_k = size.n;
-        problem.f16 = dtype == DType::kF16;  // as MatMul's launch sets it
+        problem.a_dtype = problem.b_dtype = dtype;  // as MatMul's launch sets them
         const double flops = 2.0 * static_cast<double>(size.m) * static_cast<double>(size.n) * static_cast<double>(size.k);
         std::printf("| %s | %s | %.4f | %.3f | %.1e | %s |\n", size.label().c_str(), dtype_name(dtype), m.ms,
                     flops / (m.ms * 1e-3) / 1e12, m.max_rel_error, describe(choose_gemm_tiling(problem, plan)).c_str());

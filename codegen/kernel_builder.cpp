@@ -114,28 +114,9 @@ std::string output_declarations(const KernelSpec& spec, int first_binding) {
 }
 
 std::string elementwise_vector_body(const KernelSpec& spec, const Stage& pre) {
+  static_assert(kElementwiseVec == kStageVec);
   std::ostringstream out;
-  static const char* kLanes[] = {"x", "y", "z", "w"};
-  for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
-    const DType dtype = spec.inputs[k].dtype;
-    const char* type = glsl_register_type(dtype);
-    switch (pre.access[k]) {
-      case InputAccess::kLiteral: break;
-      case InputAccess::kScalar: out << "const " << type << " a" << k << " = " << pre.load(k, "0u") << ";\n"; break;
-      case InputAccess::kFull:
-        out << "const " << glsl_wide_vec4(dtype) << " p" << k << " = " << glsl_wide_vec4(dtype) << "("
-            << pre.buffer(k) << "v.d[t]);\n";
-        for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
-          out << "const " << type << " a" << k << "_" << l << " = "
-              << glsl_wide_lane(dtype, "p" + std::to_string(k) + "." + kLanes[l]) << ";\n";
-        break;
-      case InputAccess::kBroadcast:
-        for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
-          out << "const " << type << " a" << k << "_" << l << " = "
-              << pre.load(k, "(base + " + std::to_string(l) + "u)") << ";\n";
-        break;
-    }
-  }
+  out << pre.vector_loads("base", "t");
   for (std::size_t k = 0; k < spec.outputs.size(); ++k)
     for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
       out << glsl_register_type(spec.outputs[k].dtype) << " r" << k << "_" << l << ";\n";
@@ -145,18 +126,9 @@ std::string elementwise_vector_body(const KernelSpec& spec, const Stage& pre) {
     out << join_call("vkf_lane", args) << "\n";
   }
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    const DType dtype = spec.outputs[k].dtype;
-    std::string lanes[4];
+    std::string lanes[kStageVec];
     for (std::uint32_t l = 0; l < kElementwiseVec; ++l) lanes[l] = "r" + std::to_string(k) + "_" + std::to_string(l);
-    const ElementPlacement& at_out = spec.outputs[k].placement;
-    if (at_out.whole_vec4s()) {
-      const std::string at = at_out.identity() ? "t" : at_out.index("base") + " / 4u";
-      out << "vkf_out" << k << "v.d[" << at << "] = " << glsl_store_vec4(dtype, lanes) << ";\n";
-      continue;
-    }
-    for (std::uint32_t l = 0; l < kElementwiseVec; ++l)  // a slice whose vec4s straddle its runs
-      out << "vkf_out" << k << ".d[" << at_out.index("base + " + std::to_string(l) + "u") << "] = "
-          << glsl_store(dtype, lanes[l]) << ";\n";
+    out << store_lanes("vkf_out" + std::to_string(k), spec.outputs[k].dtype, spec.outputs[k].placement, "base", "t", lanes);
   }
   return out.str();
 }

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace vkfuse {
 
@@ -11,7 +12,7 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
   bool raw_inputs = false;
   for (const auto& [name, value] : spec.kernel_defines) {
     out << "#define " << name << " " << value << "\n";
-    raw_inputs = raw_inputs || name == "VKF_RAW_INPUTS";
+    raw_inputs = raw_inputs || (name == "VKF_RAW_INPUTS" && value == "1");
   }
   std::set<std::pair<int, bool>> declared;
   for (std::size_t k = 0; k < spec.inputs.size(); ++k)
@@ -25,6 +26,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     const int b = first_output_binding + static_cast<int>(k);
     out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
         << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
+    out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << "V { "
+        << glsl_storage_vec4(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << "v;\n";
   }
   if (spec.split_counters > 0) {
     const int b = first_output_binding + static_cast<int>(spec.outputs.size());
@@ -90,9 +93,19 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
   const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
   const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
                      spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;
+  // VKF_OUT0(i, v) stores element i; VKF_OUT0_X4(i, v) elements i .. i + 3 (a vec4; i a multiple of 4, all
+  // four in the output), with vector loads and stores where the layouts allow (float results: the GEMM
+  // and Conv roots use it).
+  static const char* kLanes[] = {"v.x", "v.y", "v.z", "v.w"};
   if (plain) {
     out << "#define VKF_OUT0(i, v) vkf_out0.d[" << spec.outputs[0].placement.index("i") << "] = "
         << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
+    if (std::string_view(glsl_register_type(spec.outputs[0].dtype)) != "float") return out.str();
+    std::string lanes[kStageVec];
+    for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = kLanes[l];
+    out << "void vkf_store0_x4(uint i, vec4 v) {\n  "
+        << store_lanes("vkf_out0", spec.outputs[0].dtype, spec.outputs[0].placement, "i", "i / 4u", lanes)
+        << "}\n#define VKF_OUT0_X4(i, v) vkf_store0_x4((i), (v))\n";
     return out.str();
   }
   std::vector<std::pair<KernelOperand, DType>> results;
@@ -112,6 +125,24 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     out << "  vkf_out" << k << ".d[" << spec.outputs[k].placement.index("i") << "] = "
         << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
   out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
+  out << "void vkf_store0_x4(uint i, vec4 v) {\n";
+  std::istringstream vector_loads(post.vector_loads("i", "i / 4u"));
+  for (std::string line; std::getline(vector_loads, line);) out << "  " << line << "\n";
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    for (std::uint32_t l = 0; l < kStageVec; ++l)
+      out << "  " << glsl_register_type(spec.outputs[k].dtype) << " o" << k << "_" << l << ";\n";
+  for (std::uint32_t l = 0; l < kStageVec; ++l) {
+    std::vector<std::string> lane_args{kLanes[l]};
+    for (const std::string& a : post.call_inputs("_" + std::to_string(l))) lane_args.push_back(a);
+    for (std::size_t k = 0; k < spec.outputs.size(); ++k) lane_args.push_back("o" + std::to_string(k) + "_" + std::to_string(l));
+    out << "  " << join_call("vkf_post", lane_args) << "\n";
+  }
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    std::string lanes[kStageVec];
+    for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = "o" + std::to_string(k) + "_" + std::to_string(l);
+    out << "  " << store_lanes("vkf_out" + std::to_string(k), spec.outputs[k].dtype, spec.outputs[k].placement, "i", "i / 4u", lanes);
+  }
+  out << "}\n#define VKF_OUT0_X4(i, v) vkf_store0_x4((i), (v))\n";
   return out.str();
 }
 

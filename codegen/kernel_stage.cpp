@@ -33,6 +33,46 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
   return true;
 }
 
+std::string Stage::vector_loads(const std::string& base, const std::string& vector) const {
+  static const char* kLanes[] = {"x", "y", "z", "w"};
+  std::ostringstream out;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const DType dtype = inputs[k].dtype;
+    const char* type = glsl_register_type(dtype);
+    const std::string name = prefix + "a" + std::to_string(k);
+    switch (access[k]) {
+      case InputAccess::kLiteral: break;
+      case InputAccess::kScalar: out << "const " << type << " " << name << " = " << load(k, "0u") << ";\n"; break;
+      case InputAccess::kFull:
+        out << "const " << glsl_wide_vec4(dtype) << " " << prefix << "p" << k << " = " << glsl_wide_vec4(dtype) << "("
+            << buffer(k) << "v.d[" << vector << "]);\n";
+        for (std::uint32_t l = 0; l < kStageVec; ++l)
+          out << "const " << type << " " << name << "_" << l << " = "
+              << glsl_wide_lane(dtype, prefix + "p" + std::to_string(k) + "." + kLanes[l]) << ";\n";
+        break;
+      case InputAccess::kBroadcast:
+        for (std::uint32_t l = 0; l < kStageVec; ++l)
+          out << "const " << type << " " << name << "_" << l << " = "
+              << load(k, "(" + base + " + " + std::to_string(l) + "u)") << ";\n";
+        break;
+    }
+  }
+  return out.str();
+}
+
+std::string store_lanes(const std::string& out, DType dtype, const ElementPlacement& placement, const std::string& base,
+                        const std::string& vector, const std::string (&lanes)[kStageVec]) {
+  if (placement.whole_vec4s()) {
+    const std::string at = placement.identity() ? vector : placement.index(base) + " / 4u";
+    return out + "v.d[" + at + "] = " + glsl_store_vec4(dtype, lanes) + ";\n";
+  }
+  std::string stores;  // a slice whose vec4s straddle its runs
+  for (std::uint32_t l = 0; l < kStageVec; ++l)
+    stores += out + ".d[" + placement.index("(" + base + " + " + std::to_string(l) + "u)") + "] = " +
+              glsl_store(dtype, lanes[l]) + ";\n";
+  return stores;
+}
+
 std::string join_call(const std::string& name, const std::vector<std::string>& args) {
   std::string call = name + "(";
   for (std::size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];

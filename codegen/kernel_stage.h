@@ -18,6 +18,9 @@
 
 namespace vkfuse {
 
+// Elements per vector on the vector paths (the elementwise root's VKF_VEC, the kernel roots' VKF_OUT0_X4).
+inline constexpr std::uint32_t kStageVec = 4;
+
 enum class InputAccess { kLiteral, kScalar, kFull, kBroadcast };
 
 // How a stage reads an input over a domain of `domain_numel` elements.
@@ -120,6 +123,11 @@ struct Stage {
     return args;
   }
 
+  // Loads of every non-literal input at the kStageVec elements from `base` (a multiple of kStageVec)
+  // into `a<k>_<lane>` (scalar inputs into `a<k>`): inputs laid out like the domain as one vec4 load,
+  // `vector` being its index in the vec4 view (`base` / 4), others lane by lane.
+  std::string vector_loads(const std::string& base, const std::string& vector) const;
+
   // Loads of every non-literal input at `linear` into `a<k>`.
   std::string scalar_loads(const std::string& linear) const {
     std::ostringstream out;
@@ -130,6 +138,12 @@ struct Stage {
     return out.str();
   }
 };
+
+// Stores kStageVec register lanes, elements `base` .. `base` + 3 of an output (`base` a multiple of 4), to
+// `out` (its scalar view; `out`v its vec4 view) through `placement`: one vec4 store where the placement
+// keeps whole vec4s (`vector`, the vec4 index of `base`, where it is the identity), else lane by lane.
+std::string store_lanes(const std::string& out, DType dtype, const ElementPlacement& placement, const std::string& base,
+                        const std::string& vector, const std::string (&lanes)[kStageVec]);
 
 // "name(a, b);"
 std::string join_call(const std::string& name, const std::vector<std::string>& args);

@@ -318,7 +318,7 @@ std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, const D
   p.b_stride_k = s.h * s.w;  // X's planes: along n where 1x1, stride 1, no pads; else only the layout (n fast)
   p.b_batch = "((b) * " + glsl_uint(s.c * s.h * s.w) + ")";
   p.value = s.has_bias ? "((acc) + VKF_IN2(m))" : "(acc)";
-  p.f16 = true;
+  p.a_dtype = p.b_dtype = DType::kF16;
   p.conv = true;
   if (!is_pointwise(s))
     p.conv_gather = {{"VKF_CONV_C", glsl_uint(s.c)},        {"VKF_CONV_H", glsl_int(s.h)},

@@ -224,7 +224,7 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 }  // namespace
 
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const DevicePlan& device) {
-  if (!p.f16 || !device.coopmat_f16 || g_forced_tile) return std::nullopt;
+  if (!p.both(DType::kF16) || !device.coopmat_f16 || g_forced_tile) return std::nullopt;
   if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device);
   // First fill the GPU's matrix units (132 SMs x 4 sub-partitions, each with its own: kFillInvocations /
   // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
@@ -344,7 +344,11 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                     {"VKF_B_N_FAST", p.b_stride_k != 1 ? "1" : "0"},
                     {"VKF_TILES_M", glsl_uint(tiles_m)},
                     {"VKF_TILES_N", glsl_uint(tiles_n)},
-                    {"VKF_GEMM_VALUE(m, n, acc)", p.value}};
+                    {"VKF_GEMM_VALUE(m, n, acc)", p.value},
+                    // Elements (m, n) .. (m, n + 3), for the roots' vector stores (VKF_OUT0_X4).
+                    {"VKF_GEMM_VALUE4(m, n, acc)",
+                     "vec4(VKF_GEMM_VALUE(m, n, (acc).x), VKF_GEMM_VALUE(m, (n) + 1u, (acc).y), "
+                     "VKF_GEMM_VALUE(m, (n) + 2u, (acc).z), VKF_GEMM_VALUE(m, (n) + 3u, (acc).w))"}};
   if (tiling.kernel == GemmKernel::kSkinny) {
     launch.root = "roots/gemm_skinny.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_ROWS", glsl_uint(tiling.bm)},
@@ -375,8 +379,20 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
     const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
     tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
+    // An f32 operand loads as vec4s where every run of 4 elements along its contiguous dimension starts
+    // 16-byte aligned (that extent and the stride between rows multiples of 4) and each invocation's share
+    // of a step's slice is whole vec4s.
+    const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
+    const std::int64_t share_a = tiling.bm * tiling.bk / tiling.workgroup_size, share_b = tiling.bk * tiling.bn / tiling.workgroup_size;
+    const bool a_vec4 = p.a_dtype == DType::kF32 && (a_k_fast ? p.k : p.m) % 4 == 0 &&
+                        (a_k_fast ? p.a_stride_m : p.a_stride_k) % 4 == 0 && share_a % 4 == 0;
+    const bool b_vec4 = p.b_dtype == DType::kF32 && (b_n_fast ? p.n : p.k) % 4 == 0 &&
+                        (b_n_fast ? p.b_stride_k : p.b_stride_n) % 4 == 0 && share_b % 4 == 0;
     launch.root = "roots/gemm_tiled.glsl";
-    launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
+    launch.defines.insert(launch.defines.end(), {{"VKF_RAW_INPUTS", a_vec4 || b_vec4 ? "1" : "0"},
+                                                 {"VKF_A_VEC4", a_vec4 ? "1" : "0"},
+                                                 {"VKF_B_VEC4", b_vec4 ? "1" : "0"},
+                                                 {"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
                                                  {"VKF_BK", glsl_uint(tiling.bk)},
                                                  {"VKF_TM", glsl_uint(tiling.tm)},

@@ -51,7 +51,10 @@ struct GemmProblem {
   std::int64_t b_stride_k = 1, b_stride_n = 1;
   std::string a_batch = "0u", b_batch = "0u";  // GLSL element offsets, in the macro parameter (b)
   std::string value = "(acc)";  // GLSL of the value stored for dot product (acc) of element (m, n)
-  bool f16 = false;             // A and B are f16 tensors: cooperative matrices where the device has them
+  // A's and B's storage: both f16, cooperative matrices where the device has them; f32 operands whose rows
+  // are whole vec4s load as vec4s on the tiled root.
+  DType a_dtype = DType::kF32, b_dtype = DType::kF32;
+  bool both(DType dtype) const { return a_dtype == dtype && b_dtype == dtype; }
   // A Conv of one group on roots/gemm_coopmat.glsl (only there): A is its W (input 1), B the im2col
   // matrix of its X (input 0); `conv_gather` holds the window defines B is gathered with (VKF_CONV_*),
   // empty where B is X's planes as they are (1x1, stride 1, no pads: read through b_stride_k).

@@ -67,7 +67,8 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   }
   p.n = s.n;
   p.k = s.k;
-  p.f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
+  p.a_dtype = in[0].dtype;
+  p.b_dtype = in[1].dtype;
   p.a_stride_m = s.k;
   p.a_stride_k = 1;
   p.b_stride_k = s.n;

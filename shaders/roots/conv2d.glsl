@@ -22,7 +22,8 @@
 // than the GPU's SMs (7x7 outputs) then walk their long K on G times more workgroups.
 // The B gather walks k incrementally: each invocation keeps (ci, kh, kw) of its B rows and advances them
 // by BK per step (constants), so there is no division by the window size inside the K loop.
-// Every output is stored once, by VKF_OUT0, with its bias added.
+// Every output is stored once, by VKF_OUT0, with its bias added (by VKF_OUT0_X4, four neighbouring
+// positions at a time, where the column fragments are vec4s and an image's positions a multiple of 4).
 // Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_CG u
 // (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW,
 // VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2);
@@ -251,6 +252,28 @@ void main() {
     }
 #endif
     if (slice > 0u) continue;
+#if VKF_FRAG_N == 4
+    if (VKF_OHW % 4u == 0u) {
+      // An invocation's runs of 4 columns are 4 neighbouring positions of one image: vector stores (and
+      // vector loads of the post chain's inputs).
+      [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) {
+        const uint n = n0 + j * (VKF_THREADS_N * 4u) + tx * 4u;
+        if (n >= VKF_GEMM_N) continue;
+        const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
+        [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
+          const uint m = m0 + (i / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + i % VKF_FM;
+          if (m >= VKF_MG) continue;
+          const uint channel = g * VKF_MG + m;
+          vec4 y = acc[i][j];
+#if VKF_HAS_BIAS
+          y += vec4(VKF_IN2(channel));
+#endif
+          VKF_OUT0_X4(out_col + channel * VKF_OHW, y);
+        }
+      }
+      continue;
+    }
+#endif
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
       const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
       if (n >= VKF_GEMM_N) continue;

@@ -16,7 +16,8 @@
 // Small products (batch-1 layers) keep WARPS_K times more subgroups busy that way.
 // Stores: a subgroup writes one accumulator at a time to its own 16x16 fp32 patch of shared memory and
 // its invocations store the patch's elements through VKF_OUT0, so post-fused chains run as in every
-// other root. Elements past M, N, K load as zero and stores are guarded.
+// other root; four neighbouring elements at a time (VKF_OUT0_X4, vector loads and stores) where rows
+// are whole vec4s (N a multiple of 4). Elements past M, N, K load as zero and stores are guarded.
 //
 // Defines: as roots/gemm_tiled.glsl (VKF_BATCH, VKF_M, VKF_N, VKF_K, VKF_A_BATCH(b), VKF_B_BATCH(b),
 // strides, VKF_A_K_FAST, VKF_B_N_FAST, VKF_TILES_M, VKF_TILES_N, VKF_GEMM_VALUE(m, n, acc)), plus
@@ -279,6 +280,25 @@ void main() {
           subgroupMemoryBarrierShared();
           subgroupBarrier();
           const uint mb = m0 + warp_m * kWarpM + i * 16u, nb = n0 + warp_n * kWarpN + j * 16u;
+          if (VKF_N % 4u == 0u) {
+            // Rows of whole vec4s: each invocation takes 4 neighbouring columns, so the post chain's
+            // inputs load and the outputs store as vectors.
+            for (uint q = gl_SubgroupInvocationID; q < 64u; q += gl_SubgroupSize) {
+              const uint e = 4u * q, m = mb + e / 16u, n = nb + e % 16u;
+              if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
+                vec4 sum = vec4(vkf_patch[own + e], vkf_patch[own + e + 1u], vkf_patch[own + e + 2u], vkf_patch[own + e + 3u]);
+#if VKF_WARPS_K > 1
+                [[unroll]] for (uint s = 1u; s < uint(VKF_WARPS_K); ++s) {
+                  const uint at = (((s - 1u) * kBlocks + warp) * kFrags + i * kFragN + j) * 256u + e;
+                  sum += vec4(vkf_parts[at], vkf_parts[at + 1u], vkf_parts[at + 2u], vkf_parts[at + 3u]);
+                }
+#endif
+                VKF_OUT0_X4(out_base + m * VKF_N + n, VKF_GEMM_VALUE4(m, n, sum));
+              }
+            }
+            subgroupBarrier();  // the patch is read before the next block overwrites it
+            continue;
+          }
           for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
             const uint m = mb + e / 16u, n = nb + e % 16u;
             if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {

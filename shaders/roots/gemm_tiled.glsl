@@ -8,7 +8,8 @@
 // registers, its rows and columns in groups of 4 spread over the tile (conflict-free vec4 reads).
 // With VKF_STAGES 2 the next slices are loaded from memory while the current ones are multiplied, one
 // barrier per step. Elements past M, N, K load as zero and stores are guarded; every output element is
-// written once, with its final value, through VKF_OUT0.
+// written once, with its final value, through VKF_OUT0 (VKF_OUT0_X4, four at a time, where N is a
+// multiple of 4).
 // Split K (VKF_SPLIT_K = S > 1): the workgroup is S slices of (BM/TM) * (BN/TN) invocations; all of them
 // load and stage the slices, slice s multiplies k's s*BK/S .. (s+1)*BK/S - 1 of each staged slice, and
 // slices 1.. hand their partial sums to slice 0 through shared memory, which adds them and stores
@@ -30,7 +31,9 @@
 // VKF_TILES_N; VKF_SPLIT_K (1, 2 or 4, dividing VKF_BK; VKF_WORKGROUP_SIZE == (BM/TM) * (BN/TN) *
 // VKF_SPLIT_K); VKF_SPLIT_GROUPS and VKF_K_PART (1 and any multiple of VKF_BK at least VKF_K without
 // split K across workgroups); VKF_GEMM_VALUE(m, n, acc), the value stored for the dot product acc of
-// element (m, n).
+// element (m, n), and VKF_GEMM_VALUE4(m, n, acc) for (m, n) .. (m, n + 3); VKF_RAW_INPUTS, VKF_A_VEC4
+// and VKF_B_VEC4 (1 where an f32 operand's runs of 4 along its contiguous dimension start 16-byte
+// aligned and each invocation's share of a step is whole vec4s: it then loads as vec4s).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -40,8 +43,24 @@ const uint kThreadsN = VKF_BN / VKF_TN;  // invocations along a tile row of one 
 const uint kThreadsM = VKF_BM / VKF_TM;
 const uint kSliceThreads = kThreadsM * kThreadsN;  // kSliceThreads * VKF_SPLIT_K == kThreads
 const uint kSliceK = VKF_BK / uint(VKF_SPLIT_K);  // k's of each staged slice one invocation multiplies
-const uint kLoadsA = VKF_BM * VKF_BK / kThreads;  // elements of A each invocation loads per step
-const uint kLoadsB = VKF_BK * VKF_BN / kThreads;
+// Vector loads: an operand that is a plain tensor (VKF_IN<k>_RAW) the host found aligned (VKF_A_VEC4,
+// VKF_B_VEC4) loads 4 neighbouring elements along its contiguous dimension at once (one 16-byte load).
+#if defined(VKF_IN0_RAW) && VKF_A_VEC4
+#define VKF_A_V 4
+#define VKF_A_REG vec4
+#else
+#define VKF_A_V 1
+#define VKF_A_REG float
+#endif
+#if defined(VKF_IN1_RAW) && VKF_B_VEC4
+#define VKF_B_V 4
+#define VKF_B_REG vec4
+#else
+#define VKF_B_V 1
+#define VKF_B_REG float
+#endif
+const uint kLoadsA = VKF_BM * VKF_BK / uint(VKF_A_V) / kThreads;  // loads of A each invocation issues per step
+const uint kLoadsB = VKF_BK * VKF_BN / uint(VKF_B_V) / kThreads;
 const uint kRowA = VKF_BM / 4u + 1u;  // vec4s per k row of the A slice, one of padding
 const uint kRowB = VKF_BN / 4u + 1u;
 const uint kGroupM = 8u;  // tile rows walked together (see the tile order below)
@@ -70,15 +89,57 @@ uvec2 vkf_slot_k(uint i, uint rows) {
   const uint run = e / kRunK;
   return uvec2(run % rows, (run / rows) * kRunK + e % kRunK);
 }
-#if VKF_A_K_FAST
+// A unit of a vector load: consecutive invocations take consecutive vec4s along the contiguous dimension
+// (a k-major store of A with K contiguous puts a warp's 16 rows x 2 vec4s in 32 different banks).
+#if VKF_A_V == 4 && VKF_A_K_FAST
+#define VKF_A_SLOT(i) (vkf_slot(i, VKF_BK / 4u) * uvec2(1u, 4u))  // (m, k) of the unit's first element
+#elif VKF_A_V == 4
+#define VKF_A_SLOT(i) (vkf_slot(i, VKF_BM / 4u).yx * uvec2(4u, 1u))
+#elif VKF_A_K_FAST
 #define VKF_A_SLOT(i) vkf_slot_k(i, VKF_BM)  // (m, k) within the slice
 #else
 #define VKF_A_SLOT(i) vkf_slot(i, VKF_BM).yx
 #endif
-#if VKF_B_N_FAST
+#if VKF_B_V == 4 && VKF_B_N_FAST
+#define VKF_B_SLOT(i) (vkf_slot(i, VKF_BN / 4u) * uvec2(1u, 4u))  // (k, n) of the unit's first element
+#elif VKF_B_V == 4
+#define VKF_B_SLOT(i) (vkf_slot(i, VKF_BK / 4u).yx * uvec2(4u, 1u))
+#elif VKF_B_N_FAST
 #define VKF_B_SLOT(i) vkf_slot(i, VKF_BN)  // (k, n) within the slice
 #else
 #define VKF_B_SLOT(i) vkf_slot_k(i, VKF_BN).yx
+#endif
+#if VKF_A_V == 4
+#define VKF_A_FETCH(i) uintBitsToFloat(VKF_IN0_RAW16(i))
+#define VKF_A_ZERO vec4(0.0)
+#else
+#define VKF_A_FETCH(i) VKF_IN0(i)
+#define VKF_A_ZERO 0.0
+#endif
+#if VKF_B_V == 4
+#define VKF_B_FETCH(i) uintBitsToFloat(VKF_IN1_RAW16(i))
+#define VKF_B_ZERO vec4(0.0)
+#else
+#define VKF_B_FETCH(i) VKF_IN1(i)
+#define VKF_B_ZERO 0.0
+#endif
+// Registers -> shared memory, A k-major: a unit of 4 along the staged row is one vec4 store, a unit of 4
+// k (A with K contiguous, B with K contiguous) four stores down the column.
+#if VKF_A_V == 1
+#define VKF_A_STAGE(stage, s, r) vkf_sa[((stage) * VKF_BK + s.y) * kRowA + s.x / 4u][s.x % 4u] = r;
+#elif VKF_A_K_FAST
+#define VKF_A_STAGE(stage, s, r) \
+  [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sa[((stage) * VKF_BK + s.y + c) * kRowA + s.x / 4u][s.x % 4u] = r[c];
+#else
+#define VKF_A_STAGE(stage, s, r) vkf_sa[((stage) * VKF_BK + s.y) * kRowA + s.x / 4u] = r;
+#endif
+#if VKF_B_V == 1
+#define VKF_B_STAGE(stage, s, r) vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u][s.y % 4u] = r;
+#elif VKF_B_N_FAST
+#define VKF_B_STAGE(stage, s, r) vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u] = r;
+#else
+#define VKF_B_STAGE(stage, s, r) \
+  [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sb[((stage) * VKF_BK + s.x + c) * kRowB + s.y / 4u][s.y % 4u] = r[c];
 #endif
 
 void main() {
@@ -110,34 +171,34 @@ void main() {
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
       [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);
 
-    float ra[kLoadsA];
-    float rb[kLoadsB];
+    VKF_A_REG ra[kLoadsA];
+    VKF_B_REG rb[kLoadsB];
     // Global -> registers: the slices at k0 (zero past the matrices' edges; the tests below fold away
     // where the size is a multiple of the tile).
 #define VKF_LOAD_SLICES(k0)                                                                          \
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
       const uvec2 s = VKF_A_SLOT(i);                                                                 \
       const uint m = m0 + s.x, k = (k0) + s.y;                                                       \
-      ra[i] = 0.0;                                                                                   \
+      ra[i] = VKF_A_ZERO;                                                                            \
       if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_K % VKF_BK == 0u || k < VKF_K))                \
-        ra[i] = VKF_IN0(a_base + m * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K);                           \
+        ra[i] = VKF_A_FETCH(a_base + m * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K);                       \
     }                                                                                                \
     [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
       const uvec2 s = VKF_B_SLOT(i);                                                                 \
       const uint k = (k0) + s.x, n = n0 + s.y;                                                       \
-      rb[i] = 0.0;                                                                                   \
+      rb[i] = VKF_B_ZERO;                                                                            \
       if ((VKF_K % VKF_BK == 0u || k < VKF_K) && (VKF_N % VKF_BN == 0u || n < VKF_N))                \
-        rb[i] = VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);                           \
+        rb[i] = VKF_B_FETCH(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N);                       \
     }
     // Registers -> shared memory buffer `stage`, A transposed to k-major.
 #define VKF_STORE_SLICES(stage)                                                                      \
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
       const uvec2 s = VKF_A_SLOT(i);                                                                 \
-      vkf_sa[((stage) * VKF_BK + s.y) * kRowA + s.x / 4u][s.x % 4u] = ra[i];                         \
+      VKF_A_STAGE(stage, s, ra[i])                                                                   \
     }                                                                                                \
     [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
       const uvec2 s = VKF_B_SLOT(i);                                                                 \
-      vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u][s.y % 4u] = rb[i];                         \
+      VKF_B_STAGE(stage, s, rb[i])                                                                   \
     }
 
     VKF_LOAD_SLICES(k_begin)
@@ -211,6 +272,20 @@ void main() {
 #endif
 
     const uint out_base = batch * VKF_M * VKF_N;
+    if (VKF_N % 4u == 0u) {
+      // Rows of whole vec4s: an invocation's 4 neighbouring columns store (and load the post chain's
+      // inputs) as vectors.
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
+        const uint m = m0 + (i / 4u) * (kThreadsM * 4u) + ty * 4u + i % 4u;
+        [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) {
+          const uint n = n0 + j * (kThreadsN * 4u) + tx * 4u;
+          if (slice == 0u && (VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
+            VKF_OUT0_X4(out_base + m * VKF_N + n, VKF_GEMM_VALUE4(m, n, acc[i][j]));
+          }
+        }
+      }
+      continue;
+    }
     [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
       const uint m = m0 + (i / 4u) * (kThreadsM * 4u) + ty * 4u + i % 4u;
       [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {

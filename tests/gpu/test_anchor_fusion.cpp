@@ -212,3 +212,60 @@ TEST_CASE("Concat written in place: Conv, MatMul, elementwise and reduce produce
 }
 
 }  // namespace vkfuse::testing
+
+namespace vkfuse::testing {
+
+TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at once, through post chains and slices") {
+  // Where an anchor's output rows are whole vec4s (N, or a Conv's positions per channel, a multiple of 4),
+  // its root stores four neighbouring elements per call (VKF_OUT0_X4): the post chain's same-shaped
+  // inputs load as vec4s, broadcast ones lane by lane, and the results store as one vec4, or element by
+  // element into a Concat slice whose vec4s straddle its rows.
+  SUBCASE("Conv -> scale -> residual Add -> Relu, 12x12 positions") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, 8, 12, 12}), w = b.input("w", {12, 8, 3, 3}), bias = b.input("bias", {12});
+    const Tensor scale = b.input("scale", {1, 12, 1, 1}), skip = b.input("skip", {2, 12, 12, 12});
+    const Tensor conv = b.op("Conv", {x, w, bias}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+    b.output(b.op("Relu", {b.op("Add", {b.op("Mul", {conv, scale}), skip})}), "y");
+    const Graph graph = build(b);
+    const FusionOutcome o = check_fused_unfused(
+        graph,
+        random_feeds({{"x", {2, 8, 12, 12}}, {"w", {12, 8, 3, 3}}, {"bias", {12}}, {"scale", {1, 12, 1, 1}},
+                      {"skip", {2, 12, 12, 12}}},
+                     600, kUnit),
+        1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+  }
+  SUBCASE("batched MatMul -> bias -> residual Add -> Relu, with the raw product as a second output") {
+    GraphBuilder b;
+    const Tensor a = b.input("a", {3, 20, 24}), w = b.input("w", {24, 36}), bias = b.input("bias", {36});
+    const Tensor r = b.input("r", {3, 20, 36});
+    const Tensor m = b.op("MatMul", {a, w});
+    b.output(m, "raw");
+    b.output(b.op("Relu", {b.op("Add", {b.op("Add", {m, bias}), r})}), "y");
+    const Graph graph = build(b);
+    const FusionOutcome o = check_fused_unfused(
+        graph, random_feeds({{"a", {3, 20, 24}}, {"w", {24, 36}}, {"bias", {36}}, {"r", {3, 20, 36}}}, 601, kUnit), 1e-5,
+        1e-4);
+    CHECK(o.fused_dispatches == 1);
+  }
+  SUBCASE("MatMuls and Convs into Concat slices, aligned and straddling") {
+    //   p[5,7] ─ MatMul(q[7,8]) ─ Relu ─┐
+    //   p ─ MatMul(q2[7,6]) ────────────┴─ Concat(axis 1) ─ y1[5,14]   (slice 8 of rows of 14)
+    //   x[2,4,6,6] ─ Conv(w1) ─ Relu ─┐
+    //   x ─ Conv(w2) ─────────────────┴─ Concat(axis 1) ─ y2[2,9,6,6]  (slices of 5*36 and 4*36)
+    GraphBuilder b;
+    const Tensor p = b.input("p", {5, 7}), q = b.input("q", {7, 8}), q2 = b.input("q2", {7, 6});
+    const Tensor x = b.input("x", {2, 4, 6, 6}), w1 = b.input("w1", {5, 4, 3, 3}), w2 = b.input("w2", {4, 4, 1, 1});
+    b.output(b.op("Concat", {b.op("Relu", {b.op("MatMul", {p, q})}), b.op("MatMul", {p, q2})}, {{"axis", 1.0f}}), "y1");
+    const Tensor c1 = b.op("Relu", {b.op("Conv", {x, w1}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})});
+    b.output(b.op("Concat", {c1, b.op("Conv", {x, w2})}, {{"axis", 1.0f}}), "y2");
+    const Graph graph = build(b);
+    const auto feeds = random_feeds(
+        {{"p", {5, 7}}, {"q", {7, 8}}, {"q2", {7, 6}}, {"x", {2, 4, 6, 6}}, {"w1", {5, 4, 3, 3}}, {"w2", {4, 4, 1, 1}}}, 602,
+        kUnit);
+    const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 4);
+  }
+}
+
+}  // namespace vkfuse::testing

@@ -44,7 +44,9 @@ layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[
 layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2 { float d[]; } vkf_b2;
 layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2V { vec4 d[]; } vkf_b2v;
 layout(std430, set = 0, binding = 3) restrict writeonly buffer VkfBuf3 { float d[]; } vkf_out0;
+layout(std430, set = 0, binding = 3) restrict writeonly buffer VkfBuf3V { vec4 d[]; } vkf_out0v;
 layout(std430, set = 0, binding = 4) restrict writeonly buffer VkfBuf4 { float d[]; } vkf_out1;
+layout(std430, set = 0, binding = 4) restrict writeonly buffer VkfBuf4V { vec4 d[]; } vkf_out1v;
 #define VKF_IN0(i) vkf_b0.d[i]
 void vkf_post(in float red0, in float px0, in float px1, out float py0, out float py1) {
   const float pv0 = op_mul(red0, px0);  // Mul
@@ -63,6 +65,32 @@ void vkf_store0(uint i, float v) {
   vkf_out1.d[i] = o1;
 }
 #define VKF_OUT0(i, v) vkf_store0((i), (v))
+void vkf_store0_x4(uint i, vec4 v) {
+  const float pa0_0 = vkf_b1.d[((i + 0u) / 6u)];
+  const float pa0_1 = vkf_b1.d[((i + 1u) / 6u)];
+  const float pa0_2 = vkf_b1.d[((i + 2u) / 6u)];
+  const float pa0_3 = vkf_b1.d[((i + 3u) / 6u)];
+  const vec4 pp1 = vec4(vkf_b2v.d[i / 4u]);
+  const float pa1_0 = pp1.x;
+  const float pa1_1 = pp1.y;
+  const float pa1_2 = pp1.z;
+  const float pa1_3 = pp1.w;
+  float o0_0;
+  float o0_1;
+  float o0_2;
+  float o0_3;
+  float o1_0;
+  float o1_1;
+  float o1_2;
+  float o1_3;
+  vkf_post(v.x, pa0_0, pa1_0, o0_0, o1_0);
+  vkf_post(v.y, pa0_1, pa1_1, o0_1, o1_1);
+  vkf_post(v.z, pa0_2, pa1_2, o0_2, o1_2);
+  vkf_post(v.w, pa0_3, pa1_3, o0_3, o1_3);
+  vkf_out0v.d[i / 4u] = vec4(o0_0, o0_1, o0_2, o0_3);
+  vkf_out1v.d[i / 4u] = vec4(o1_0, o1_1, o1_2, o1_3);
+}
+#define VKF_OUT0_X4(i, v) vkf_store0_x4((i), (v))
 // ---- roots/pool2d.glsl
 // Pool root (straightforward, 2-D over planes): one invocation per output element Y[plane, oh, ow], the
 // max or the fp32 sum of the window's taps that fall inside the input. A global pool is the window
