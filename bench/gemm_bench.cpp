@@ -11,7 +11,8 @@
 //   vkfuse_bench_gemm [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
 //                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,64x64x16:8x8+4,...]
 //                     (bm x bn x bk : tm x tn [/ split K inside the workgroup] [+ workgroups per tile];
-//                      cm tile x bk [/ subgroups along K]: cooperative matrices, f16)
+//                      cm tile x bk [/ subgroups along K] [@ subgroups down x across, 2x2 unless given]:
+//                      cooperative matrices, f16)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -56,15 +57,21 @@ std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
   return std::optional<GemmTile>(GemmTile{bm, bn, bk, tm, tn, slices, groups});
 }
 
-// "cm32x128/4" (a roots/gemm_coopmat.glsl tile: 32x32 outputs, K steps of 128, 4 subgroups along K)
-// -> the tile; std::nullopt for anything else.
+// "cm32x128/4" (a roots/gemm_coopmat.glsl tile: 32x32 outputs, K steps of 128, 4 subgroups along K) or
+// "cm128x32@2x4" (2 x 4 subgroups instead of 2 x 2) -> the tile; std::nullopt for anything else.
 std::optional<CoopmatTile> parse_coopmat_tile(const std::string& text) {
-  unsigned tile = 0, bk = 0, warps_k = 1;
+  unsigned tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2;
   int used = 0;
   if (std::sscanf(text.c_str(), "cm%ux%u%n", &tile, &bk, &used) != 2) return std::nullopt;
   std::string rest = text.substr(static_cast<std::size_t>(used));
-  if (!take_suffix(rest, '/', warps_k) || !rest.empty()) return std::nullopt;
-  return CoopmatTile{tile, bk, warps_k};
+  if (!take_suffix(rest, '/', warps_k)) return std::nullopt;
+  if (!rest.empty()) {  // "@MxN": subgroups down and across
+    used = 0;
+    if (std::sscanf(rest.c_str(), "@%ux%u%n", &warps_m, &warps_n, &used) != 2) return std::nullopt;
+    rest = rest.substr(static_cast<std::size_t>(used));
+  }
+  if (!rest.empty()) return std::nullopt;
+  return CoopmatTile{tile, bk, warps_k, warps_m, warps_n};
 }
 
 // A --tiles item: the launcher's choice ("auto"), a tiled blocking or a cooperative-matrix one.
@@ -212,7 +219,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_forced,
-                                 "--tiles takes auto, BMxBNxBK:TMxTN[/SPLIT][+GROUPS] or cmTILExBK[/SUBGROUPS_ALONG_K]");
+                                 "--tiles takes auto, BMxBNxBK:TMxTN[/SPLIT][+GROUPS] or cmTILExBK[/SUBGROUPS_ALONG_K][@SUBGROUPS_MxN]");
   if (!tiles) return 2;
 
   auto context = Context::create({});

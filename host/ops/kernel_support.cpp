@@ -206,10 +206,12 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
   t.kernel = GemmKernel::kCoopmat;
   t.bm = t.bn = c.tile;
   t.bk = c.bk;
-  t.warps_m = t.warps_n = 2;
+  t.warps_m = c.warps_m;
+  t.warps_n = c.warps_n;
   t.warps_k = c.warps_k;
   t.workgroup_size = t.warps_m * t.warps_n * t.warps_k * device.subgroup_size;
-  if (t.workgroup_size == 0 || t.workgroup_size > device.max_workgroup_invocations || (t.bm * t.bk / 8) % t.workgroup_size != 0)
+  if (t.workgroup_size == 0 || t.workgroup_size > device.max_workgroup_invocations || (t.bm * t.bk / 8) % t.workgroup_size != 0 ||
+      t.bm % (16 * t.warps_m) != 0 || t.bn % (16 * t.warps_n) != 0)
     return std::nullopt;
   // uints of each operand's staged slice, whichever way it is staged (rows along its contiguous
   // dimension, padded by 16 bytes), the subgroups' 16x16 fp32 patches and the parts of split K.
@@ -280,12 +282,17 @@ Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& dev
   if (tile) {
     const CoopmatTile& t = *tile;
     const std::string name = std::to_string(t.tile) + "x" + std::to_string(t.tile) + "x" + std::to_string(t.bk) + " with " +
-                             std::to_string(t.warps_k) + " subgroup(s) along K";
+                             std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups, " +
+                             std::to_string(t.warps_k) + " along K";
+    auto one_two_four = [](std::uint32_t w) { return w == 1 || w == 2 || w == 4; };
     const bool shaped = (t.tile == 32 || t.tile == 64 || t.tile == 128) && t.bk % 16 == 0 && t.bk > 0 &&
-                        (t.warps_k == 1 || t.warps_k == 2 || t.warps_k == 4) && t.bk % (16 * t.warps_k) == 0;
+                        one_two_four(t.warps_k) && one_two_four(t.warps_m) && one_two_four(t.warps_n) &&
+                        t.bk % (16 * t.warps_k) == 0 && t.tile % (16 * t.warps_m) == 0 && t.tile % (16 * t.warps_n) == 0;
     if (!shaped)
       return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
-                                                         ": tiles of 32, 64 or 128, bk a multiple of 16 x the subgroups along K (1, 2 or 4)");
+                                                         ": tiles of 32, 64 or 128, 1, 2 or 4 subgroups each way with "
+                                                         "blocks of whole 16x16 matrices, bk a multiple of 16 x the "
+                                                         "subgroups along K");
     if (!device.coopmat_f16 || !coopmat_blocking(t, device))
       return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
                                                          " does not fit this device (cooperative matrices, invocations, shared memory, "

@@ -76,10 +76,11 @@ enum class GemmKernel {
 struct GemmTile {
   std::uint32_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, split = 1, groups = 1;
 };
-// One blocking of roots/gemm_coopmat.glsl: tile x tile outputs of 2 x 2 subgroups, K in bk steps,
-// warps_k subgroups per block of accumulators splitting each staged K slice (1, 2 or 4).
+// One blocking of roots/gemm_coopmat.glsl: tile x tile outputs of warps_m x warps_n subgroups (1, 2 or
+// 4 each way; each owns a block of 16x16 accumulators), K in bk steps, warps_k subgroups per block
+// splitting each staged K slice (1, 2 or 4).
 struct CoopmatTile {
-  std::uint32_t tile = 0, bk = 0, warps_k = 1;
+  std::uint32_t tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2;
 };
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;

@@ -19,6 +19,7 @@
 #include "codegen/kernel_builder.h"
 #include "codegen/spirv_optimizer.h"
 #include "host/group_kernel.h"
+#include "host/ops/kernel_support.h"
 
 #ifndef VKFUSE_TEST_DATA_DIR
 #define VKFUSE_TEST_DATA_DIR "tests/data"
@@ -234,6 +235,71 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
     auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
     CHECK_MESSAGE(optimized.ok(), optimized.status().to_string());
+  }
+}
+
+// Forced cooperative-matrix blockings with 2 x 4 and 4 x 2 subgroups (vkfuse_bench_gemm's
+// "cm128x64@2x4") generate, compile and validate, with the post chain's vector stores (N % 4 == 0); a
+// layout the root cannot take is refused with the tile in the message.
+TEST_CASE("cooperative-matrix tiles with 2x4 and 4x2 subgroups compile, and odd layouts are refused") {
+  const DevicePlan device = h100_like_device();
+  struct Reset {
+    ~Reset() { (void)force_coopmat_tile(std::nullopt, DevicePlan{}); }
+  } reset;
+  for (const CoopmatTile& tile : {CoopmatTile{128, 64, 1, 2, 4}, CoopmatTile{128, 32, 1, 4, 2}, CoopmatTile{64, 32, 2, 1, 4}}) {
+    CAPTURE(tile.warps_m);
+    REQUIRE(force_coopmat_tile(tile, device).ok());
+    GraphBuilder b;
+    const Tensor x = b.input("a", {300, 136}, DType::kF16), w = b.input("b", {136, 520}, DType::kF16);
+    const Tensor bias = b.input("bias", {520}, DType::kF16);
+    b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), bias})}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    CHECK(source->find("#define VKF_WARPS_M " + std::to_string(tile.warps_m) + "\n") != std::string::npos);
+    CHECK(source->find("#define VKF_WARPS_N " + std::to_string(tile.warps_n) + "\n") != std::string::npos);
+    CHECK(source->find("VKF_OUT0_X4(") != std::string::npos);
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
+  }
+  const Status three = force_coopmat_tile(CoopmatTile{128, 64, 1, 3, 2}, device);
+  CHECK_FALSE(three.ok());
+  CHECK(three.to_string().find("3x2 subgroups") != std::string::npos);
+  CHECK_FALSE(force_coopmat_tile(CoopmatTile{32, 32, 1, 4, 2}, device).ok());  // 8-row blocks: not whole matrices
+}
+
+// f32 operands load as vec4s on the tiled GEMM root where their rows are 16-byte aligned along the
+// contiguous dimension (MatMul: A along K, B along N; Gemm with transB: B along K), and one at a time where
+// they are not.
+TEST_CASE("the tiled GEMM root loads aligned f32 operands as vec4s") {
+  const DevicePlan device = small_types_device();
+  struct Case {
+    Shape a, b;
+    float trans_b;
+    DType dtype;
+    bool a_vec4, b_vec4;
+  };
+  for (const Case& c : {Case{{64, 48}, {48, 40}, 0, DType::kF32, true, true}, Case{{64, 47}, {47, 40}, 0, DType::kF32, false, true},
+                        Case{{64, 48}, {48, 42}, 0, DType::kF32, true, false}, Case{{64, 48}, {40, 48}, 1, DType::kF32, true, true},
+                        Case{{64, 48}, {48, 40}, 0, DType::kF16, false, false}}) {
+    CAPTURE(shape_to_string(c.a));
+    CAPTURE(shape_to_string(c.b));
+    GraphBuilder b;
+    const Tensor x = b.input("a", c.a, c.dtype), w = b.input("b", c.b, c.dtype);
+    b.output(c.trans_b != 0 ? b.op("Gemm", {x, w}, {{"transB", c.trans_b}}) : b.op("MatMul", {x, w}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.kernel_root == "roots/gemm_tiled.glsl");
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    CHECK((source->find("#define VKF_A_VEC4 1") != std::string::npos) == c.a_vec4);
+    CHECK((source->find("#define VKF_B_VEC4 1") != std::string::npos) == c.b_vec4);
+    CHECK((source->find("#define VKF_IN0_RAW 1") != std::string::npos) == (c.a_vec4 || c.b_vec4));  // raw views only then
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
   }
 }
 
