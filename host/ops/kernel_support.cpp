@@ -59,6 +59,16 @@ constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 // Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
 // tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
 
+// 8x8 blocks without split K fill the GPU from half as many busy invocations, 2^14 (an H100's 132 SMs x
+// 256, halved and rounded down so that 1024^2 outputs count), where their workgroups are at least one per
+// SM: each invocation's 64 independent accumulators keep an SM busy with fewer of them. H100, 2026-11-24,
+// ms (64x64x16 8x8 / 32x32x16 4x4 / the rule's choice before): 1024^3 0.062 / 0.084 / 0.085 (32x32),
+// 3136x384 over K 96 0.0125 / 0.0121 / 0.0147 (64x64 split 2). 4x4 blocks keep the full count: from
+// 16K, 197x2304 over K 768, 196x1536 over K 384 and 3136x96 over K 384 would drop their split tiles
+// for 32x32 4x4 (0.0353 -> 0.0365, 0.0154 -> 0.0189, 0.0150 -> 0.0186 ms); 128x128 at 1024^2 (64
+// workgroups) ran at 0.124.
+constexpr double kFillWholeK = 16384.0;
+
 // Split K across workgroups: at most this many per tile.
 constexpr std::uint32_t kMaxSplitGroups = 16;
 
@@ -122,11 +132,12 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 //   busy     = outputs / (tm * tn / (split x workgroups per tile)), the invocations with real outputs,
 //   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
 //              loads per FMA the larger it is; split K divides it by the slices or workgroups).
-// Tiles whose busy invocations reach kFillInvocations compete on reuse; when none does, the most busy
-// invocations win, ties to more reuse. Remaining ties go to less padding, then to the larger tile (fewer
-// loads per output: 128x128 over 64x64 8x8 on large squares), then to the table's order. Split-K tiles
-// take part only where K gives each slice or workgroup kMinSplitSteps steps. H100 plan (48 KB): 2048^2
-// and up 128x128x8; 1024^2 32x32x16 4x4 (64K invocations; 64x64 8x8 gives 16K); vit_b_16's 197 x 768
+// Tiles whose busy invocations reach kFillInvocations (or kFillWholeK for 8x8 blocks without split K in
+// at least one workgroup per SM) compete on reuse; when none does, the most busy invocations win, ties to more reuse. Remaining ties go to less
+// padding, then to the larger tile (fewer loads per output: 128x128 over 64x64 8x8 on large squares),
+// then to the table's order. Split-K tiles take part only where K gives each slice or workgroup
+// kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up 128x128x8; 1024^2 64x64x16 8x8 (16K
+// invocations, filled without split K); convnext_tiny's 3136 x 384 outputs over K 96 64x64x16; vit_b_16's 197 x 768
 // outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 3072 ones 32x32x16 (38K);
 // convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM
 // blocking ..." pins these).
@@ -169,7 +180,8 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
       const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
-      const bool filled = busy >= static_cast<double>(kFillInvocations);
+      const bool filled = busy >= static_cast<double>(kFillInvocations) ||
+                          (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= kFillWholeK && workgroups >= kFillWorkgroups);
       const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
                         outputs * c.groups / static_cast<double>(workgroups * c.bm * c.bn),
                         static_cast<std::int64_t>(c.bm) * c.bn};

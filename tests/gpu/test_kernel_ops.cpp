@@ -98,7 +98,7 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
 
 TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
-  // 132 x 256 compete on outputs per invocation, else the most invocations win; split K (over slices of
+  // 132 x 256 (8x8 blocks without split K: 2^14, in 132 workgroups or more) compete on outputs per invocation, else the most invocations win; split K (over slices of
   // a workgroup or over workgroups) where K gives each slice or workgroup two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
   // the 128x128 tile stays 8 deep (on the H100 16 deep cost it a fifth of its speed: with_depth).
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
@@ -113,7 +113,10 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
     CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
     CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 65K invocations of 8x8: filled
-    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 32x32x16 2");  // 8x8: only 16K; 4x4: 65K
+    // 8x8 blocks without split K: filled from 16K busy invocations in at least one workgroup per SM.
+    CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64x16 2");  // 256 workgroups; 128x128: 64
+    CHECK(matmul_blocking({3136, 96}, {96, 384}, plan) == "tiled 64x64x16 2");  // convnext_tiny: 18.8K, 294
+    CHECK(matmul_blocking({992, 1024}, {1024, 1024}, plan) == "tiled 32x32x16 2");  // 8x8: 15.9K, not filled
     // Batch-1 ViT (vit_b_16): 197 x 768 outputs are 37.8K busy invocations (43K launched: 7 x 24 tiles,
     // each over 4 workgroups of 64) only with K split 4 ways; 197 x 3072 outputs fill with 4x4 alone.
     CHECK(matmul_blocking({197, 768}, {768, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");  // 672 workgroups
