@@ -219,13 +219,15 @@ run_items() {  # PHASE UNTIL ITEM...: each item unless the phase's time is spent
   done
 }
 
+# Batch 8: the comparisons with torch first (1-2 s each), then the timings (5-11 s each), so that a short
+# phase still checks every output (at 010d78f the timings came first and the comparisons ran out of time).
 b1_check=() b1_bench=() b8_items=()
 for prec in ${precisions//,/ }; do
   for m in $models; do
-    b1_check+=("compare $m $prec 1" "unfused $m $prec 1"); b1_bench+=("bench $m $prec 1"); b8_items+=("bench $m $prec 8")
+    b1_check+=("compare $m $prec 1" "unfused $m $prec 1"); b1_bench+=("bench $m $prec 1"); b8_items+=("compare $m $prec 8")
   done
 done
-for prec in ${precisions//,/ }; do for m in $models; do b8_items+=("compare $m $prec 8"); done; done
+for prec in ${precisions//,/ }; do for m in $models; do b8_items+=("bench $m $prec 8"); done; done
 
 # --- while torch-warm compiles: vkfuse's untimed work (kernels into the disk cache), then batch 8 ---------------
 if has_phase compare; then
