@@ -180,18 +180,22 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
 
 TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must fit the device") {
   const ForcedTileReset reset;
-  const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
+  const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024), small = plan_with(16384, 1024);
+  // The rule's choices, before any tile is forced ("MatMul picks each GEMM blocking ..." pins them).
+  const std::string rule_h100 = matmul_blocking({1024, 1024}, {1024, 1024}, h100);
+  const std::string rule_small = matmul_blocking({1024, 1024}, {1024, 1024}, small);
   REQUIRE(force_gemm_tile(GemmTile{128, 256, 8, 8, 16}, h100).ok());
+  CHECK(rule_h100 != "tiled 128x256x8 2");
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x256x8 2");
   CHECK(matmul_blocking({4, 13}, {13}, h100) == "skinny 4x8");  // a few rows stay skinny
   REQUIRE(force_gemm_tile(GemmTile{128, 128, 16, 8, 8}, lavapipe).ok());
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x128x16 1");  // 2 stages: 33 KB
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 2");
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan_with(16384, 1024)) == "tiled 32x32x16 2");  // no fit: the rule
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, small) == rule_small);  // no fit: the rule
   REQUIRE(force_gemm_tile(GemmTile{32, 32, 8, 4, 4, 4}, h100).ok());  // split K, whatever K is
   CHECK(matmul_blocking({7, 13}, {13, 5}, h100) == "tiled 32x32x8 2 split 4");
   REQUIRE(force_gemm_tile(std::nullopt, h100).ok());
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 32x32x16 2");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == rule_h100);
   // Rejected, and the rule stays: a block that is not vec4s, a slice the invocations do not divide, a
   // tile past the device.
   CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 8, 6, 8}, h100).ok());
@@ -202,7 +206,7 @@ TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must
   CHECK_FALSE(force_gemm_tile(GemmTile{32, 32, 16, 4, 4, 3}, h100).ok());  // split 1, 2 or 4
   CHECK_FALSE(force_gemm_tile(GemmTile{32, 32, 2, 4, 4, 4}, h100).ok());   // split dividing bk
   CHECK_FALSE(force_gemm_tile(GemmTile{64, 64, 8, 8, 8, 4}, lavapipe).ok());  // 48 KB of partial sums
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 32x32x16 2");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == rule_h100);
 }
 
 // The blockings the device above does not pick run here too: the test's context plans as a device with
