@@ -185,10 +185,14 @@ vk_item() {
   if [ ! -f "$dir/model.onnx" ]; then record "$phase" "$name" skipped - 0 "no exported model"; return; fi
   if [ "$prec" = fp16 ] && ((!fp16_ok)); then record "$phase" "$name" unsupported - 0 "vkfuse has no --precision fp16"; return; fi
   local pflag=(); [ "$prec" = fp32 ] || pflag=(--precision "$prec")
+  # Above batch 1, the export with a symbolic batch where the plain one bakes in batch 1
+  # (scripts/export_models.py BATCH_IN_GRAPH).
+  local model=$dir/model.onnx
+  ((batch > 1)) && [ -f "$dir/model_batched.onnx" ] && model=$dir/model_batched.onnx
   if [ "$kind" = bench ]; then
     local extra=(); ((batch > 1)) && extra=(--repeats 5 --iterations 3)
     run_step "$phase" "$name" 150 "$until" "$raw/bench/$tag.json" "$raw/bench/$tag.log" \
-      "$vkfuse" bench "$dir/model.onnx" --batch "$batch" "${pflag[@]}" "${extra[@]}" --json
+      "$vkfuse" bench "$model" --batch "$batch" "${pflag[@]}" "${extra[@]}" --json
     return
   fi
   local input=$dir/input.npy refdir=$dir shape=() fusion=() logdir=$raw/compare
@@ -207,7 +211,7 @@ for f in ('input.npy', 'output.npy'):
   fi
   mkdir -p "$logdir"
   run_step "$phase" "$name" 120 "$until" "$logdir/$tag.log" "$logdir/$tag.log" \
-    "$vkfuse" run "$dir/model.onnx" --input "input=$input" "${shape[@]}" "${pflag[@]}" "${fusion[@]}" \
+    "$vkfuse" run "$model" --input "input=$input" "${shape[@]}" "${pflag[@]}" "${fusion[@]}" \
     --compare "$refdir" --runs 2
 }
 run_items() {  # PHASE UNTIL ITEM...: each item unless the phase's time is spent

@@ -5,7 +5,9 @@ as references, plus one input and torch's output per model.
     /usr/bin/python3 scripts/export_models.py --out DIR [--models resnet18,vit_b_16] [--opset 17]
     /usr/bin/python3 scripts/export_models.py --out tests/data/models --models tiny_cnn,tiny_transformer
 
-Writes DIR/<model>/model.onnx, input.npy and output.npy. Needs Debian's python3-torch and
+Writes DIR/<model>/model.onnx, input.npy and output.npy, and for the models whose export bakes the batch
+into their graph (BATCH_IN_GRAPH) also model_batched.onnx, the same graph with a symbolic batch
+(dimension 0 of input and output, 'batch': give it with vkfuse's --batch or --shape). Needs Debian's python3-torch and
 python3-torchvision (run with /usr/bin/python3: another python3 earlier on PATH does not see them).
 
 Why calibrate: with torchvision's default random init many models are useless as references. Biases
@@ -28,6 +30,10 @@ MODELS = [
     "resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0",
     "shufflenet_v2_x1_0", "googlenet", "densenet121", "regnet_y_400mf", "convnext_tiny", "vgg11", "vit_b_16",
 ]
+# TorchScript export traces these models' Reshape and Expand targets with the batch of the example input
+# (shufflenet's channel shuffle reshapes to [1, 2, C/2, H, W], vit_b_16's patch embedding to [1, 768, 196]),
+# so model.onnx runs at batch 1 only; model_batched.onnx keeps the batch symbolic instead.
+BATCH_IN_GRAPH = ["shufflenet_v2_x1_0", "vit_b_16"]
 # Small models committed under tests/data/models for CI: the same layers as the big set, in KB.
 TINY_MODELS = ["tiny_cnn", "tiny_transformer"]
 SEED = 20261122
@@ -166,6 +172,9 @@ def export(name, out_dir, opset):
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kwargs["dynamo"] = False
     torch.onnx.export(model, (x,), os.path.join(folder, "model.onnx"), **kwargs)
+    if name in BATCH_IN_GRAPH:
+        torch.onnx.export(model, (x,), os.path.join(folder, "model_batched.onnx"),
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, **kwargs)
     np.save(os.path.join(folder, "input.npy"), x.numpy())
     np.save(os.path.join(folder, "output.npy"), y.numpy())
     print(f"{name}: exported, output {tuple(y.shape)}, max |y| = {float(y.abs().max()):.4g}", flush=True)
@@ -180,7 +189,9 @@ def main():
     for name in args.models.split(","):
         if name not in MODELS + TINY_MODELS:
             sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS + TINY_MODELS)}")
-        if os.path.exists(os.path.join(args.out, name, "output.npy")):
+        folder = os.path.join(args.out, name)
+        if os.path.exists(os.path.join(folder, "output.npy")) and (
+                name not in BATCH_IN_GRAPH or os.path.exists(os.path.join(folder, "model_batched.onnx"))):
             print(f"{name}: already exported")
             continue
         export(name, args.out, args.opset)

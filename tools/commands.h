@@ -61,9 +61,9 @@ std::string format_bytes(std::uint64_t bytes);
 // `text` for inside a JSON string: quotes and backslashes escaped, control characters dropped.
 std::string json_escape(const std::string& text);
 
-// A model as the commands with --batch read it: with `options` (--shape, --precision), then, when
-// `batch` is given and differs from an input's dimension 0, read again with dimension 0 of every input
-// set to it. load_ms is the time of the read that made the graph.
+// A model as the commands with --batch read it: with `options` (--shape, --precision) and, when `batch`
+// is given, dimension 0 of every input (symbolic or not, --shape's included) set to it, in one read.
+// load_ms is the time of that read.
 struct LoadedModel {
   Graph graph;
   double load_ms = 0.0;

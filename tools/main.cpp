@@ -146,24 +146,14 @@ std::string json_escape(const std::string& text) {
 Result<LoadedModel> load_model(const std::string& path, const OnnxOptions& options, std::optional<int> batch) {
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
-  auto graph = load_onnx(path, options);
-  if (!graph.ok()) return graph.status();
+  OnnxOptions batched = options;
   if (batch) {
-    OnnxOptions batched = options;
-    bool changed = false;
-    for (ValueId v : graph_ir(*graph).inputs) {
-      Shape shape = graph_ir(*graph).value(v).shape;
-      if (shape.empty()) continue;
-      changed |= shape[0] != *batch;
-      shape[0] = *batch;
-      batched.input_shapes[graph_ir(*graph).value(v).name] = shape;
-    }
-    if (changed) {
-      start = Clock::now();
-      graph = load_onnx(path, batched);
-      if (!graph.ok()) return graph.status().with_context("with --batch " + std::to_string(*batch));
-    }
+    batched.batch = *batch;  // every input's dimension 0, symbolic or not; --shape's inputs too:
+    for (auto& [name, shape] : batched.input_shapes)
+      if (!shape.empty()) shape[0] = *batch;
   }
+  auto graph = load_onnx(path, batched);
+  if (!graph.ok()) return batch ? graph.status().with_context("with --batch " + std::to_string(*batch)) : graph.status();
   return LoadedModel{std::move(graph).value(), std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
 }
 

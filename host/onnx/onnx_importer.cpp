@@ -97,6 +97,9 @@ Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& 
     const auto& dim = type.shape().dim(d);
     shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
+  if (options.batch && *options.batch <= 0)
+    return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::batch is " + std::to_string(*options.batch) + ", not positive");
+  if (options.batch && given == options.input_shapes.end() && !shape.empty()) shape[0] = *options.batch;
   if (given != options.input_shapes.end()) {
     if (type.has_shape() && given->second.size() != shape.size())
       return make_error(ErrorCode::kInvalidArgument, where + ": the given shape " + shape_to_string(given->second) + " has rank " +
@@ -111,7 +114,7 @@ Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& 
       return make_error(ErrorCode::kInvalidArgument, where + " has a negative dimension in " + shape_to_string(shape));
     const std::string symbol = dim.has_dim_param() && !dim.dim_param().empty() ? " ('" + dim.dim_param() + "')" : "";
     return make_error(ErrorCode::kInvalidArgument, where + ": dimension " + std::to_string(d) + symbol +
-                                                       " is symbolic; fix it with OnnxOptions::input_shapes (vkfuse run --shape " +
+                                                       " is symbolic; fix it with OnnxOptions::input_shapes or OnnxOptions::batch (vkfuse run --shape " +
                                                        input.name() + "=...)");
   }
   std::int64_t numel = 1;
@@ -316,7 +319,9 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
     if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
     const auto& dims = output.type().tensor_type().shape().dim();
     bool same = dims.size() == static_cast<int>(shape.size());
-    for (int d = 0; same && d < dims.size() && options.input_shapes.empty(); ++d)
+    // (Only the rank where the inputs' shapes were changed: the declared dims are the model's own.)
+    const bool inputs_as_declared = options.input_shapes.empty() && !options.batch;
+    for (int d = 0; same && d < dims.size() && inputs_as_declared; ++d)
       same = !dims[d].has_dim_value() || dims[d].dim_value() == shape[static_cast<std::size_t>(d)];
     if (!same) {
       Shape declared;

@@ -258,10 +258,23 @@ TEST_CASE("ONNX: rank mismatches are errors naming the tensor") {
           bad_path("reshape_mismatch") + " (opset 13): node 'reshape' (Reshape): Reshape of [2,3] (6 elements) to [4,2] (8 elements)");
 }
 
-TEST_CASE("ONNX: symbolic dimensions need OnnxOptions::input_shapes") {
+TEST_CASE("ONNX: symbolic dimensions need OnnxOptions::input_shapes or batch") {
   CHECK(load_error(bad_path("symbolic_dim")).message() ==
         bad_path("symbolic_dim") + ": input 'x': dimension 0 ('batch') is symbolic; fix it with OnnxOptions::input_shapes "
-                                   "(vkfuse run --shape x=...)");
+                                   "or OnnxOptions::batch (vkfuse run --shape x=...)");
+  {
+    OnnxOptions batched;
+    batched.batch = 5;  // the symbolic dimension 0
+    const Graph graph = load(bad_path("symbolic_dim"), batched);
+    CHECK(graph_ir(graph).value(graph_ir(graph).inputs[0]).shape == Shape{5, 3});
+    batched.input_shapes["x"] = {2, 3};  // a named input keeps its given shape
+    const Graph named = load(bad_path("symbolic_dim"), batched);
+    CHECK(graph_ir(named).value(graph_ir(named).inputs[0]).shape == Shape{2, 3});
+    batched.input_shapes.clear();
+    batched.batch = 0;
+    CHECK(load_error(bad_path("symbolic_dim"), batched).message() ==
+          bad_path("symbolic_dim") + ": OnnxOptions::batch is 0, not positive");
+  }
   OnnxOptions options;
   options.input_shapes["x"] = {4, 3};
   const Graph graph = load(bad_path("symbolic_dim"), options);

@@ -1,7 +1,9 @@
 // Loading ONNX models into a vkfuse Graph.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <vkfuse/status.hpp>
@@ -17,6 +19,9 @@ struct OnnxOptions {
   // and kernels compute in fp32 between their loads and stores (reductions, MatMul and Conv accumulate
   // in fp32). Graph inputs and outputs keep the model's dtypes: Casts at the boundary convert them.
   DType float_dtype = DType::kF32;
+  // Sets dimension 0 of every graph input of rank 1 or more, symbolic or not, to this batch; inputs named
+  // in input_shapes take their given shape instead. (vkfuse bench / startup --batch.)
+  std::optional<std::int64_t> batch;
 };
 
 // Reads an .onnx file (ai.onnx opsets 11 to 21) and its external data, folds constants and shape chains, and
