@@ -2,7 +2,6 @@
 
 #include <set>
 #include <sstream>
-#include <string_view>
 
 namespace vkfuse {
 
@@ -49,6 +48,7 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
         << "  if (vkf_split_last && gl_LocalInvocationIndex == 0u) vkf_split_counters.d[item] = 0u; \\\n"
         << "  memoryBarrierBuffer()\n";
   }
+  std::set<int> raw_declared;  // bindings with their uvec4 view declared
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     const KernelInput& input = spec.inputs[k];
     if (input.load >= 0) {
@@ -71,10 +71,12 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     const int chunks = static_cast<int>(input.bindings());
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
-      // Roots that stage whole vectors (roots/gemm_coopmat.glsl) ask for VKF_RAW_INPUTS: the raw 16 bytes
-      // from element i on (i a multiple of 16 / element size), the same binding seen as uvec4s.
-      if (raw_inputs) out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first
-          << "Q { uvec4 d[]; } vkf_b" << first << "q;\n";
+      // Roots that load whole 16-byte runs (roots/gemm_coopmat.glsl, roots/gemm_tiled.glsl) ask for
+      // VKF_RAW_INPUTS 1: the raw 16 bytes from element i on (i a multiple of 16 / element size), the same
+      // binding seen as uvec4s, declared once where inputs share a binding (Gemm(x, x)).
+      if (raw_inputs && raw_declared.insert(first).second)
+        out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first
+            << "Q { uvec4 d[]; } vkf_b" << first << "q;\n";
       if (raw_inputs)
         out << "#define VKF_IN" << k << "_RAW 1\n#define VKF_IN" << k << "_RAW16(i) vkf_b" << first << "q.d[(i) / "
             << 16 / dtype_size(input.dtype) << "u]\n";
@@ -100,7 +102,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
   if (plain) {
     out << "#define VKF_OUT0(i, v) vkf_out0.d[" << spec.outputs[0].placement.index("i") << "] = "
         << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
-    if (std::string_view(glsl_register_type(spec.outputs[0].dtype)) != "float") return out.str();
+    const DType dtype = spec.outputs[0].dtype;
+    if (dtype != DType::kF32 && dtype != DType::kF16) return out.str();  // (the vector roots store floats)
     std::string lanes[kStageVec];
     for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = kLanes[l];
     out << "void vkf_store0_x4(uint i, vec4 v) {\n  "

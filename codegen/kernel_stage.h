@@ -124,8 +124,8 @@ struct Stage {
   }
 
   // Loads of every non-literal input at the kStageVec elements from `base` (a multiple of kStageVec)
-  // into `a<k>_<lane>` (scalar inputs into `a<k>`): inputs laid out like the domain as one vec4 load,
-  // `vector` being its index in the vec4 view (`base` / 4), others lane by lane.
+  // into `<prefix>a<k>_<lane>` (scalar inputs into `<prefix>a<k>`): inputs laid out like the domain as
+  // one vec4 load, `vector` being its index in the vec4 view (`base` / 4), others lane by lane.
   std::string vector_loads(const std::string& base, const std::string& vector) const;
 
   // Loads of every non-literal input at `linear` into `a<k>`.

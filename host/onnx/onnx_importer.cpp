@@ -97,8 +97,6 @@ Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& 
     const auto& dim = type.shape().dim(d);
     shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
-  if (options.batch && *options.batch <= 0)
-    return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::batch is " + std::to_string(*options.batch) + ", not positive");
   if (options.batch && given == options.input_shapes.end() && !shape.empty()) shape[0] = *options.batch;
   if (given != options.input_shapes.end()) {
     if (type.has_shape() && given->second.size() != shape.size())
@@ -338,6 +336,8 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
 }  // namespace
 
 Result<Graph> import_model(const std::string& path, const OnnxOptions& options) {
+  if (options.batch && *options.batch <= 0)
+    return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::batch is " + std::to_string(*options.batch) + ", not positive");
   VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
   VKFUSE_ASSIGN_OR_RETURN(const int opset, model_opset(*model, path));
   onnx::GraphProto& graph = *model->mutable_graph();

@@ -121,6 +121,20 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
   return t;
 }
 
+// Whether `operand` ('A' or 'B') reads as runs of `elements` along its contiguous dimension, each starting
+// at a multiple of `elements` (16 bytes: 4 f32 or 8 f16): that dimension's stride 1, its extent and the
+// stride between its rows multiples of `elements`. (Batch offsets are whole matrices, multiples too.)
+bool runs_aligned(const GemmProblem& p, char operand, std::int64_t elements) {
+  if (operand == 'A') {
+    const bool k_fast = p.a_stride_m != 1;
+    return (k_fast ? p.a_stride_k : p.a_stride_m) == 1 && (k_fast ? p.k : p.m) % elements == 0 &&
+           (k_fast ? p.a_stride_m : p.a_stride_k) % elements == 0;
+  }
+  const bool n_fast = p.b_stride_k != 1;
+  return (n_fast ? p.b_stride_n : p.b_stride_k) == 1 && (n_fast ? p.n : p.k) % elements == 0 &&
+         (n_fast ? p.b_stride_k : p.b_stride_n) % elements == 0;
+}
+
 }  // namespace
 
 bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split) {
@@ -374,13 +388,10 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_COLS", glsl_uint(tiling.bn)},
                                                  {"VKF_K_LANES", glsl_uint(tiling.k_lanes)}});
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
-    // An operand stages 16-byte runs straight from memory where every run of 8 elements along its
-    // contiguous dimension starts 16-byte aligned: that extent and the stride between rows multiples of 8.
-    const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
-    const bool a_quads = (a_k_fast ? p.k : p.m) % 8 == 0 && (a_k_fast ? p.a_stride_m : p.a_stride_k) % 8 == 0;
+    // An operand stages 16-byte runs straight from memory where its runs of 8 halves are 16-byte aligned.
     // (A Conv's gathered B is never read as runs.)
-    const bool b_quads = (b_n_fast ? p.n : p.k) % 8 == 0 && (b_n_fast ? p.b_stride_k : p.b_stride_n) % 8 == 0 &&
-                         p.conv_gather.empty();
+    const bool a_quads = runs_aligned(p, 'A', 8);
+    const bool b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -398,15 +409,16 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
     const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
     tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
-    // An f32 operand loads as vec4s where every run of 4 elements along its contiguous dimension starts
-    // 16-byte aligned (that extent and the stride between rows multiples of 4) and each invocation's share
-    // of a step's slice is whole vec4s.
+    // An f32 operand loads as vec4s where its runs of 4 are 16-byte aligned, each invocation's share of a
+    // step's slice is whole vec4s, and, for runs along K, a step holds whole runs (forced tiles may be
+    // 2 or 6 deep).
     const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
-    const std::int64_t share_a = tiling.bm * tiling.bk / tiling.workgroup_size, share_b = tiling.bk * tiling.bn / tiling.workgroup_size;
-    const bool a_vec4 = p.a_dtype == DType::kF32 && (a_k_fast ? p.k : p.m) % 4 == 0 &&
-                        (a_k_fast ? p.a_stride_m : p.a_stride_k) % 4 == 0 && share_a % 4 == 0;
-    const bool b_vec4 = p.b_dtype == DType::kF32 && (b_n_fast ? p.n : p.k) % 4 == 0 &&
-                        (b_n_fast ? p.b_stride_k : p.b_stride_n) % 4 == 0 && share_b % 4 == 0;
+    const std::int64_t share_a = tiling.bm * tiling.bk / tiling.workgroup_size;
+    const std::int64_t share_b = tiling.bk * tiling.bn / tiling.workgroup_size;
+    const bool a_vec4 = p.a_dtype == DType::kF32 && runs_aligned(p, 'A', 4) && share_a % 4 == 0 &&
+                        (!a_k_fast || tiling.bk % 4 == 0);
+    const bool b_vec4 = p.b_dtype == DType::kF32 && runs_aligned(p, 'B', 4) && share_b % 4 == 0 &&
+                        (b_n_fast || tiling.bk % 4 == 0);
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_RAW_INPUTS", a_vec4 || b_vec4 ? "1" : "0"},
                                                  {"VKF_A_VEC4", a_vec4 ? "1" : "0"},

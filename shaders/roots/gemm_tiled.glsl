@@ -89,8 +89,9 @@ uvec2 vkf_slot_k(uint i, uint rows) {
   const uint run = e / kRunK;
   return uvec2(run % rows, (run / rows) * kRunK + e % kRunK);
 }
-// A unit of a vector load: consecutive invocations take consecutive vec4s along the contiguous dimension
-// (a k-major store of A with K contiguous puts a warp's 16 rows x 2 vec4s in 32 different banks).
+// A unit of a vector load: consecutive invocations take consecutive vec4s along the contiguous dimension.
+// Stored k-major with K contiguous (A, or B read along K), a warp's units of an 8-deep slice (16 rows x 2
+// vec4s) land in 32 different banks; those of a 16-deep one (8 rows x 4) in two ways per bank.
 #if VKF_A_V == 4 && VKF_A_K_FAST
 #define VKF_A_SLOT(i) (vkf_slot(i, VKF_BK / 4u) * uvec2(1u, 4u))  // (m, k) of the unit's first element
 #elif VKF_A_V == 4

@@ -248,6 +248,14 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
         1e-4);
     CHECK(o.fused_dispatches == 1);
   }
+  SUBCASE("a Gram matrix, Gemm(x, x) with transB: both operands read one binding as vec4s") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {20, 36});
+    b.output(b.op("Relu", {b.op("Gemm", {x, x}, {{"transB", 1.0f}})}), "y");
+    const Graph graph = build(b);
+    const FusionOutcome o = check_fused_unfused(graph, random_feeds({{"x", {20, 36}}}, 603, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+  }
   SUBCASE("MatMuls and Convs into Concat slices, aligned and straddling") {
     //   p[5,7] ─ MatMul(q[7,8]) ─ Relu ─┐
     //   p ─ MatMul(q2[7,6]) ────────────┴─ Concat(axis 1) ─ y1[5,14]   (slice 8 of rows of 14)

@@ -37,6 +37,11 @@ const std::vector<KernelCase> kNnCases = {
     {"Gemm", {{300, 3}, {300, 40}, {3, 40}}, {{"transA", 1.0f}}},
     {"Gemm", {{3, 300}, {40, 300}, {1, 40}}, {{"transB", 1.0f}, {"alpha", 0.5f}, {"beta", 2.0f}}},
     {"Gemm", {{300, 2}, {40, 300}}, {{"transA", 1.0f}, {"transB", 1.0f}}},
+    // Rows of whole vec4s with ragged tile edges: f32 operands load as vec4s, along M (transA), along
+    // K (A, and B with transB: four stores down the staged column) and along N.
+    {"Gemm", {{36, 68}, {36, 44}, {44}}, {{"transA", 1.0f}}},
+    {"Gemm", {{68, 36}, {44, 36}, {68, 44}}, {{"transB", 1.0f}, {"beta", 0.5f}}},
+    {"Gemm", {{36, 68}, {44, 36}}, {{"transA", 1.0f}, {"transB", 1.0f}}},
 
     // Conv(X, W[, B]): 1x1, 3x3, 5x5, 2x3 kernels; strides, dilations, asymmetric pads; groups.
     {"Conv", {{1, 7, 5, 6}, {13, 7, 1, 1}, {13}}},

@@ -19,8 +19,9 @@ struct OnnxOptions {
   // and kernels compute in fp32 between their loads and stores (reductions, MatMul and Conv accumulate
   // in fp32). Graph inputs and outputs keep the model's dtypes: Casts at the boundary convert them.
   DType float_dtype = DType::kF32;
-  // Sets dimension 0 of every graph input of rank 1 or more, symbolic or not, to this batch; inputs named
-  // in input_shapes take their given shape instead. (vkfuse bench / startup --batch.)
+  // Sets dimension 0 of every graph input of rank 1 or more (initializers are not inputs), symbolic or
+  // not, to this batch; inputs named in input_shapes take their given shape instead. Must be positive
+  // (else kInvalidArgument). Where input shapes change, the model's declared output dims are not checked.
   std::optional<std::int64_t> batch;
 };
 
@@ -30,8 +31,8 @@ struct OnnxOptions {
 //
 // The graph keeps the model's names: graph inputs and outputs are named as in the model, and nodes after
 // their ONNX nodes (missing or duplicate names are made unique: "Relu_0", "dup_1"; ops a node expands to
-// are named "<node>/<part>"). Every dimension must be static once input_shapes is applied; a symbolic
-// one that is not fixed is an error naming the input and the dimension.
+// are named "<node>/<part>"). Every dimension must be static once input_shapes and batch are applied; a
+// symbolic one that is not fixed is an error naming the input and the dimension.
 //
 // Dtypes: FLOAT, DOUBLE and BFLOAT16 run as f32 (or as float_dtype), FLOAT16 as f16, BOOL as bool, and every integer type
 // (INT64 included) as i32: integer inputs must be given as i32 tensors and integer outputs come back as
