@@ -115,22 +115,7 @@ std::string output_declarations(const KernelSpec& spec, int first_binding) {
 
 std::string elementwise_vector_body(const KernelSpec& spec, const Stage& pre) {
   static_assert(kElementwiseVec == kStageVec);
-  std::ostringstream out;
-  out << pre.vector_loads("base", "t");
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-    for (std::uint32_t l = 0; l < kElementwiseVec; ++l)
-      out << glsl_register_type(spec.outputs[k].dtype) << " r" << k << "_" << l << ";\n";
-  for (std::uint32_t l = 0; l < kElementwiseVec; ++l) {
-    std::vector<std::string> args = pre.call_inputs("_" + std::to_string(l));
-    for (std::size_t k = 0; k < spec.outputs.size(); ++k) args.push_back("r" + std::to_string(k) + "_" + std::to_string(l));
-    out << join_call("vkf_lane", args) << "\n";
-  }
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    std::string lanes[kStageVec];
-    for (std::uint32_t l = 0; l < kElementwiseVec; ++l) lanes[l] = "r" + std::to_string(k) + "_" + std::to_string(l);
-    out << store_lanes("vkf_out" + std::to_string(k), spec.outputs[k].dtype, spec.outputs[k].placement, "base", "t", lanes);
-  }
-  return out.str();
+  return pre.vector_chain("vkf_lane", {}, spec.outputs, "r", "base", "t");
 }
 
 std::string elementwise_scalar_body(const KernelSpec& spec, const Stage& pre) {

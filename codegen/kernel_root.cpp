@@ -129,22 +129,8 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
         << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
   out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
   out << "void vkf_store0_x4(uint i, vec4 v) {\n";
-  std::istringstream vector_loads(post.vector_loads("i", "i / 4u"));
-  for (std::string line; std::getline(vector_loads, line);) out << "  " << line << "\n";
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-    for (std::uint32_t l = 0; l < kStageVec; ++l)
-      out << "  " << glsl_register_type(spec.outputs[k].dtype) << " o" << k << "_" << l << ";\n";
-  for (std::uint32_t l = 0; l < kStageVec; ++l) {
-    std::vector<std::string> lane_args{kLanes[l]};
-    for (const std::string& a : post.call_inputs("_" + std::to_string(l))) lane_args.push_back(a);
-    for (std::size_t k = 0; k < spec.outputs.size(); ++k) lane_args.push_back("o" + std::to_string(k) + "_" + std::to_string(l));
-    out << "  " << join_call("vkf_post", lane_args) << "\n";
-  }
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    std::string lanes[kStageVec];
-    for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = "o" + std::to_string(k) + "_" + std::to_string(l);
-    out << "  " << store_lanes("vkf_out" + std::to_string(k), spec.outputs[k].dtype, spec.outputs[k].placement, "i", "i / 4u", lanes);
-  }
+  std::istringstream chain(post.vector_chain("vkf_post", {kLanes, kLanes + kStageVec}, spec.outputs, "o", "i", "i / 4u"));
+  for (std::string line; std::getline(chain, line);) out << "  " << line << "\n";
   out << "}\n#define VKF_OUT0_X4(i, v) vkf_store0_x4((i), (v))\n";
   return out.str();
 }

@@ -60,6 +60,29 @@ std::string Stage::vector_loads(const std::string& base, const std::string& vect
   return out.str();
 }
 
+std::string Stage::vector_chain(const std::string& function, const std::vector<std::string>& leading,
+                                const std::vector<KernelOutput>& outputs, const std::string& result,
+                                const std::string& base, const std::string& vector) const {
+  std::ostringstream out;
+  out << vector_loads(base, vector);
+  auto name = [&](std::size_t k, std::uint32_t l) { return result + std::to_string(k) + "_" + std::to_string(l); };
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    for (std::uint32_t l = 0; l < kStageVec; ++l) out << glsl_register_type(outputs[k].dtype) << " " << name(k, l) << ";\n";
+  for (std::uint32_t l = 0; l < kStageVec; ++l) {
+    std::vector<std::string> args;
+    if (!leading.empty()) args.push_back(leading[l]);
+    for (const std::string& a : call_inputs("_" + std::to_string(l))) args.push_back(a);
+    for (std::size_t k = 0; k < outputs.size(); ++k) args.push_back(name(k, l));
+    out << join_call(function, args) << "\n";
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    std::string lanes[kStageVec];
+    for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = name(k, l);
+    out << store_lanes("vkf_out" + std::to_string(k), outputs[k].dtype, outputs[k].placement, base, vector, lanes);
+  }
+  return out.str();
+}
+
 std::string store_lanes(const std::string& out, DType dtype, const ElementPlacement& placement, const std::string& base,
                         const std::string& vector, const std::string (&lanes)[kStageVec]) {
   if (placement.whole_vec4s()) {

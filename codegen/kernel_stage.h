@@ -128,6 +128,13 @@ struct Stage {
   // one vec4 load, `vector` being its index in the vec4 view (`base` / 4), others lane by lane.
   std::string vector_loads(const std::string& base, const std::string& vector) const;
 
+  // A chain's vector path over the kStageVec elements from `base`: vector_loads, then per lane `function`
+  // (leading[lane] first where `leading` is given, then the lane's inputs, then `<result><k>_<lane>` for
+  // each output k), then each output's lanes stored to vkf_out<k> through store_lanes.
+  std::string vector_chain(const std::string& function, const std::vector<std::string>& leading,
+                           const std::vector<KernelOutput>& outputs, const std::string& result, const std::string& base,
+                           const std::string& vector) const;
+
   // Loads of every non-literal input at `linear` into `a<k>`.
   std::string scalar_loads(const std::string& linear) const {
     std::ostringstream out;

@@ -252,6 +252,9 @@ void main() {
     }
 #endif
     if (slice > 0u) continue;
+    // Column n's first element in Y (image n / OHW, position n % OHW) and row i of this invocation's block.
+#define VKF_OUT_COL(n) (((n) / VKF_OHW) * VKF_M * VKF_OHW + (n) % VKF_OHW)
+#define VKF_BLOCK_ROW(i) (m0 + ((i) / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + (i) % VKF_FM)
 #if VKF_FRAG_N == 4
     if (VKF_OHW % 4u == 0u) {
       // An invocation's runs of 4 columns are 4 neighbouring positions of one image: vector stores (and
@@ -259,9 +262,9 @@ void main() {
       [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) {
         const uint n = n0 + j * (VKF_THREADS_N * 4u) + tx * 4u;
         if (n >= VKF_GEMM_N) continue;
-        const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
+        const uint out_col = VKF_OUT_COL(n);
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
-          const uint m = m0 + (i / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + i % VKF_FM;
+          const uint m = VKF_BLOCK_ROW(i);
           if (m >= VKF_MG) continue;
           const uint channel = g * VKF_MG + m;
           vec4 y = acc[i][j];
@@ -277,9 +280,9 @@ void main() {
     [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
       const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
       if (n >= VKF_GEMM_N) continue;
-      const uint out_col = (n / VKF_OHW) * VKF_M * VKF_OHW + n % VKF_OHW;
+      const uint out_col = VKF_OUT_COL(n);
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
-        const uint m = m0 + (i / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + i % VKF_FM;
+        const uint m = VKF_BLOCK_ROW(i);
         if (m >= VKF_MG) continue;
         const uint channel = g * VKF_MG + m;
         float y = acc[i][j / VKF_FN][j % VKF_FN];
