@@ -2,6 +2,7 @@
 // inference gives. Sizes are odd and small (lavapipe runs them on the CPU).
 #include <doctest/doctest.h>
 
+#include <iterator>
 #include <string>
 
 #include "backend/device_plan.h"
@@ -213,7 +214,12 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   // blocks than SMs: K also goes over 2 or 4 workgroups per block (p2, p4), one wave of one per SM.
   CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");     // resnet50 layer4 3x3
   CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");   // resnet50 layer4 1x1 reduce
-  CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p4 bk32 8x2x1 1024");  // lavapipe
+  CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p6 bk32 12x2x1 1024");  // lavapipe: 8 parts of 96 are 6
+  // Up to 16 parts while the workgroups stay within one per SM and each part gets two steps:
+  // mobilenet_v2's last 7x7 1x1 Convs (10 blocks, K 960) go over 8 workgroups per block, densenet121's
+  // last 3x3 Convs (2 blocks, K 1152) over 12 (16 parts of whole 32-deep steps make 12).
+  CHECK(conv_tile({1, 960, 7, 7}, {160, 960, 1, 1}, h100) == "32x32 2x2 s4 p8 bk32 16x5x1 1024");  // mobilenet_v2
+  CHECK(conv_tile({1, 128, 7, 7}, {32, 128, 3, 3}, h100) == "32x32 2x2 s4 p12 bk32 24x1x1 1024");  // densenet121
   CHECK(conv_tile({1, 32, 8, 8}, {64, 32, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p3 bk32 6x2x1 1024");  // K 288: 3 parts of 3 steps
   // Large enough for more reuse: vgg11 conv2 fills it with 8x4, conv3 with 4x4.
   CHECK(conv_tile({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x64 8x4 s1 bk16 196x1x1 256");  // vgg11 conv2
@@ -245,12 +251,13 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
 
 // Lavapipe-sized layers mostly pick 2x2 micro-tiles split over K; every tile of the table (4x4 and larger
 // with vec4 fragments, 4x2 / 2x4 / 2x2 with vec2 ones, split 2 and 4) runs the Conv cases here, once
-// whole and once with K split over 2, 3 or 4 workgroups per block (fewer where K has fewer steps).
+// whole and once with K split over 2, 3, 4, 8 or 16 workgroups per block (fewer where K has fewer steps).
 TEST_CASE("Conv matches its CPU reference with every implicit-GEMM tile, K whole and split over workgroups") {
   std::uint32_t seed = 900;
   for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
     const std::size_t tile = run / 2;
-    const std::int64_t parts = run % 2 ? 2 + static_cast<std::int64_t>(tile % 3) : 1;
+    constexpr std::int64_t kParts[] = {2, 3, 4, 8, 16};
+    const std::int64_t parts = run % 2 ? kParts[tile % std::size(kParts)] : 1;
     const ScopedConvTile forced(tile, parts);
     CAPTURE(tile);
     CAPTURE(parts);
