@@ -207,15 +207,15 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   // micro-tiles on resnet50's 56x56 layers (64 x 3136 outputs: 50K invocations; 4x4 would be 12.5K).
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");     // resnet50 layer1 3x3
   CHECK(conv_tile({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "32x32 2x2 s1 bk32 98x2x1 256");   // resnet50 1x1 reduce
-  CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 bk64 25x4x1 512");   // resnet50 layer2 3x3
-  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 p2 bk64 14x8x1 1024");   // resnet50 layer3 3x3
+  CHECK(conv_tile({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "32x32 2x2 s2 p2 bk32 50x4x1 512");   // resnet50 layer2 3x3
+  CHECK(conv_tile({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "32x32 2x2 s4 p4 bk32 28x8x1 1024");   // resnet50 layer3 3x3
   // Too small to fill it even with 2x2: the most invocations, here 2x2 with K split over 4 slices. Split
-  // K with fewer workgroups than SMs (132) steps 64 deep where K gives each slice two such steps. Fewer
-  // blocks than SMs: K also goes over 2 or 4 workgroups per block (p2, p4), one wave of one per SM.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");     // resnet50 layer4 3x3
-  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 p4 bk64 8x16x1 1024");   // resnet50 layer4 1x1 reduce
+  // K with fewer workgroups than SMs (132) steps 64 deep where K gives each slice two such steps. Few
+  // blocks: K also goes over up to 16 workgroups per block (pN), one per SM with two steps each, or two
+  // per SM with eight steps each (the layer2 and layer3 3x3 layers above: p2 and p4, 32 deep).
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "32x32 2x2 s4 p8 bk32 16x16x1 1024");     // resnet50 layer4 3x3
+  CHECK(conv_tile({1, 2048, 7, 7}, {512, 2048, 1, 1}, h100) == "32x32 2x2 s4 p8 bk32 16x16x1 1024");   // resnet50 layer4 1x1 reduce
   CHECK(conv_tile({1, 64, 8, 8}, {64, 64, 3, 3}, conv_plan(32768, 1024)) == "32x32 2x2 s4 p6 bk32 12x2x1 1024");  // lavapipe: 8 parts of 96 are 6
-  // Up to 16 parts while the workgroups stay within one per SM and each part gets two steps:
   // mobilenet_v2's last 7x7 1x1 Convs (10 blocks, K 960) go over 8 workgroups per block, densenet121's
   // last 3x3 Convs (2 blocks, K 1152) over 12 (16 parts of whole 32-deep steps make 12).
   CHECK(conv_tile({1, 960, 7, 7}, {160, 960, 1, 1}, h100) == "32x32 2x2 s4 p8 bk32 16x5x1 1024");  // mobilenet_v2
@@ -230,13 +230,13 @@ TEST_CASE("Conv picks its implicit-GEMM tile from the layer and the device") {
   CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "128x128 8x8 s1 bk16 784x1x1 256");
   // 512 invocations: split 2 at most; 128 (Vulkan's minimum) and 64: only the tiles that fit, with
   // ties in invocations going to less padding; 16 KB: BK halves until A and B take at most half of it.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 p4 bk64 8x16x1 512");
-  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 s1 bk16 98x1x1 128");
-  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 p2 bk16 98x1x1 128");
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(49152, 512)) == "32x32 2x2 s2 p8 bk32 16x16x1 512");
+  CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 128)) == "64x32 4x4 s1 p2 bk16 196x1x1 128");
+  CHECK(conv_tile({1, 64, 56, 56}, {32, 64, 3, 3}, conv_plan(16384, 128)) == "32x64 4x4 s1 p4 bk16 196x1x1 128");
   CHECK(conv_tile({1, 64, 56, 56}, {64, 64, 3, 3}, conv_plan(16384, 64)) == "32x32 4x4 s1 bk16 98x2x1 64");
   CHECK(conv_tile({8, 64, 112, 112}, {128, 64, 3, 3}, conv_plan(16384, 1024)) == "128x128 8x8 s1 bk8 784x1x1 256");
   // 16 KB: split 4's partial sums (12 KB) and its 32-deep slices do not fit, split 2 at BK 16 does.
-  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(16384, 1024)) == "32x32 2x2 s2 p4 bk16 8x16x1 512");
+  CHECK(conv_tile({1, 512, 7, 7}, {512, 512, 3, 3}, conv_plan(16384, 1024)) == "32x32 2x2 s2 p8 bk16 16x16x1 512");
   // No room for the split-K scratch (4 bindings per group): no parts.
   DevicePlan four = h100;
   four.max_bindings = 4;
