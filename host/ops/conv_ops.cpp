@@ -241,7 +241,7 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
 // or two per SM with each part at least kLongSplitSteps steps (a second workgroup per SM hides the
 // latency of long K walks; on short ones the partial sums' hand-off costs more than it hides). Needs
 // room for the scratch's two bindings. At batch 1 on the H100: resnet50's 7x7 3x3 layers (32 blocks,
-// 72 steps of 64) go over 8 workgroups per block, its 14x14 3x3 layers' 56 blocks over 4;
+// 144 steps of 32) go over 8 workgroups per block, its 14x14 3x3 layers' 56 blocks over 4;
 // mobilenet_v2's last 7x7 1x1 layers' 10 blocks over 8. Measured against 2 or 4 parts within one
 // workgroup per SM: fp32 densenet121 1.65 -> 1.47 ms, efficientnet_b0 0.584 -> 0.556, resnet18 0.440 ->
 // 0.429; fp16 resnet50 0.935 -> 0.861, vgg11 1.16 -> 1.08, resnet18 0.408 -> 0.385 (the layers the
