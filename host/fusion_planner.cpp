@@ -167,14 +167,16 @@ class Planner {
 
   NodeId group_nodes_first(int g) const { return *drafts_[static_cast<std::size_t>(g)].nodes.begin(); }
 
-  bool reaches(int from, const std::set<int>& targets) const {
+  // Whether group `from` depends, through any chain of groups, on one of `targets`. `cleared` holds
+  // groups known not to: a walk that finds no target adds every group it saw, so the walks of one
+  // question (creates_cycle asks it of several groups) visit each group at most once.
+  bool reaches(int from, const std::set<int>& targets, std::set<int>& cleared) const {
     std::vector<int> stack{from};
-    std::set<int> seen;
     while (!stack.empty()) {
       const int g = stack.back();
       stack.pop_back();
       if (targets.count(g)) return true;
-      if (!seen.insert(g).second) continue;
+      if (!cleared.insert(g).second) continue;
       for (int d : dependencies(drafts_[static_cast<std::size_t>(g)].nodes)) stack.push_back(d);
     }
     return false;
@@ -183,15 +185,13 @@ class Planner {
   // Merging `merge` with `n` creates a cycle when a group outside the merge, which the merged group
   // would read, itself depends on a group inside the merge.
   bool creates_cycle(const std::set<int>& merge, NodeId n) const {
-    std::set<NodeId> nodes{n};
-    for (int g : merge) nodes.insert(drafts_[static_cast<std::size_t>(g)].nodes.begin(),
-                                     drafts_[static_cast<std::size_t>(g)].nodes.end());
+    std::set<int> cleared;
     for (ValueId v : graph_.node(n).inputs)
       for (int h : source_groups(v))
-        if (!merge.count(h) && reaches(h, merge)) return true;
+        if (!merge.count(h) && reaches(h, merge, cleared)) return true;
     for (int g : merge)
       for (int h : dependencies(drafts_[static_cast<std::size_t>(g)].nodes))
-        if (!merge.count(h) && reaches(h, merge)) return true;
+        if (!merge.count(h) && reaches(h, merge, cleared)) return true;
     return false;
   }
 
