@@ -168,17 +168,20 @@ class Planner {
   NodeId group_nodes_first(int g) const { return *drafts_[static_cast<std::size_t>(g)].nodes.begin(); }
 
   // Whether group `from` depends, through any chain of groups, on one of `targets`. `cleared` holds
-  // groups known not to: a walk that finds no target adds every group it saw, so the walks of one
-  // question (creates_cycle asks it of several groups) visit each group at most once.
+  // groups known not to (for the same targets): the walk skips them, and a walk that finds no target
+  // adds every group it saw, so the walks of one question (creates_cycle asks it of several groups)
+  // visit each group at most once.
   bool reaches(int from, const std::set<int>& targets, std::set<int>& cleared) const {
     std::vector<int> stack{from};
+    std::set<int> seen;
     while (!stack.empty()) {
       const int g = stack.back();
       stack.pop_back();
       if (targets.count(g)) return true;
-      if (!cleared.insert(g).second) continue;
+      if (cleared.count(g) || !seen.insert(g).second) continue;
       for (int d : dependencies(drafts_[static_cast<std::size_t>(g)].nodes)) stack.push_back(d);
     }
+    cleared.merge(seen);
     return false;
   }
 
