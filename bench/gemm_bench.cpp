@@ -11,7 +11,8 @@
 //   vkfuse_bench_gemm [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both] [--runs 5] [--min-iterations 3]
 //                     [--tiles auto,128x128x16:8x8,32x32x32:4x4/4,64x64x16:8x8+4,...]
 //                     (bm x bn x bk : tm x tn [/ split K inside the workgroup] [+ workgroups per tile];
-//                      cm tile x bk [/ subgroups along K] [@ subgroups down x across, 2x2 unless given]:
+//                      cm tile x bk [/ subgroups along K] [+ workgroups per tile] [@ subgroups down x across,
+//                      2x2 unless given]:
 //                      cooperative matrices, f16)
 #include <algorithm>
 #include <cmath>
@@ -58,20 +59,21 @@ std::optional<std::optional<GemmTile>> parse_tile(const std::string& text) {
 }
 
 // "cm32x128/4" (a roots/gemm_coopmat.glsl tile: 32x32 outputs, K steps of 128, 4 subgroups along K) or
-// "cm128x32@2x4" (2 x 4 subgroups instead of 2 x 2) -> the tile; std::nullopt for anything else.
+// "cm128x32@2x4" (2 x 4 subgroups instead of 2 x 2) or "cm32x64/2+4" (K also split over 4 workgroups per
+// tile) -> the tile; std::nullopt for anything else.
 std::optional<CoopmatTile> parse_coopmat_tile(const std::string& text) {
-  unsigned tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2;
+  unsigned tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2, groups = 1;
   int used = 0;
   if (std::sscanf(text.c_str(), "cm%ux%u%n", &tile, &bk, &used) != 2) return std::nullopt;
   std::string rest = text.substr(static_cast<std::size_t>(used));
-  if (!take_suffix(rest, '/', warps_k)) return std::nullopt;
+  if (!take_suffix(rest, '/', warps_k) || !take_suffix(rest, '+', groups)) return std::nullopt;
   if (!rest.empty()) {  // "@MxN": subgroups down and across
     used = 0;
     if (std::sscanf(rest.c_str(), "@%ux%u%n", &warps_m, &warps_n, &used) != 2) return std::nullopt;
     rest = rest.substr(static_cast<std::size_t>(used));
   }
   if (!rest.empty()) return std::nullopt;
-  return CoopmatTile{tile, bk, warps_k, warps_m, warps_n};
+  return CoopmatTile{tile, bk, warps_k, warps_m, warps_n, groups};
 }
 
 // A --tiles item: the launcher's choice ("auto"), a tiled blocking or a cooperative-matrix one.
@@ -112,7 +114,9 @@ std::string describe(const GemmTiling& t) {
     return "coopmat " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
            std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups" +
            (t.warps_k > 1 ? " x " + std::to_string(t.warps_k) + " along K" : std::string()) + ", " +
-           std::to_string(t.workgroup_size) + " invocations, " + std::to_string(t.shared_bytes) + " B shared";
+           std::to_string(t.workgroup_size) + " invocations, " +
+           (t.groups > 1 ? std::to_string(t.groups) + " workgroups per tile, " : std::string()) +
+           std::to_string(t.shared_bytes) + " B shared";
   return "tiled " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + ", " +
          std::to_string(t.tm) + "x" + std::to_string(t.tn) + " per invocation, " + std::to_string(t.workgroup_size) +
          " invocations, " + std::to_string(t.stages) + " stage(s)" +

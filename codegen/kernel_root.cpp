@@ -46,7 +46,25 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
         << "  if (gl_LocalInvocationIndex == 0u) vkf_split_last = atomicAdd(vkf_split_counters.d[item], 1u) == (parts) - 1u; \\\n"
         << "  barrier(); \\\n"
         << "  if (vkf_split_last && gl_LocalInvocationIndex == 0u) vkf_split_counters.d[item] = 0u; \\\n"
-        << "  memoryBarrierBuffer()\n";
+        << "  memoryBarrierBuffer()\n"
+        // Under the Vulkan memory model (roots that enable GL_KHR_memory_scope_semantics, as the coopmat
+        // root must) barrier() orders shared memory only, so the other invocations' partial sums would not
+        // be ordered before invocation 0's count, nor the count before their reads of the other parts: the
+        // barriers carry the buffers too, and the count releases and acquires them. The flag is a float of
+        // the root's own shared memory (see roots/gemm_coopmat.glsl for why not vkf_split_last).
+        << "// VKF_SPLIT_ARRIVE_SCOPED(item, parts, flag): the same for roots on the Vulkan memory model; the\n"
+        << "// shared float `flag` is then non-zero in the last part to arrive.\n"
+        << "#define VKF_SPLIT_BARRIER() controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, \\\n"
+        << "  gl_StorageSemanticsBuffer | gl_StorageSemanticsShared, \\\n"
+        << "  gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible)\n"
+        << "#define VKF_SPLIT_ARRIVE_SCOPED(item, parts, flag) \\\n"
+        << "  VKF_SPLIT_BARRIER(); \\\n"
+        << "  if (gl_LocalInvocationIndex == 0u) \\\n"
+        << "    flag = atomicAdd(vkf_split_counters.d[item], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, \\\n"
+        << "                     gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible) == (parts) - 1u \\\n"
+        << "               ? 1.0 : 0.0; \\\n"
+        << "  VKF_SPLIT_BARRIER(); \\\n"
+        << "  if ((flag) != 0.0 && gl_LocalInvocationIndex == 0u) vkf_split_counters.d[item] = 0u\n";
   }
   std::set<int> raw_declared;  // bindings with their uvec4 view declared
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {

@@ -238,23 +238,18 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
 // Split K over `parts` workgroups per block only where the blocks are fewer than the GPU's SMs
 // (kFillWorkgroups, 132 on the H100: a split-K tile of 1024 invocations takes an SM): the most parts of
 // 16, 8, 4 or 2 whose workgroups still fit one per SM with each part at least kMinSplitSteps steps of BK,
-// or two per SM with each part at least kLongSplitSteps steps (a second workgroup per SM hides the
-// latency of long K walks; on short ones the partial sums' hand-off costs more than it hides). Needs
+// or two per SM with each part at least kLongSplitSteps steps (split_fills_gpu). Needs
 // room for the scratch's two bindings. At batch 1 on the H100: resnet50's 7x7 3x3 layers (32 blocks,
 // 144 steps of 32) go over 8 workgroups per block, its 14x14 3x3 layers' 56 blocks over 4;
 // mobilenet_v2's last 7x7 1x1 layers' 10 blocks over 8. Measured against 2 or 4 parts within one
 // workgroup per SM: fp32 densenet121 1.65 -> 1.47 ms, efficientnet_b0 0.584 -> 0.556, resnet18 0.440 ->
 // 0.429; fp16 resnet50 0.935 -> 0.861, vgg11 1.16 -> 1.08, resnet18 0.408 -> 0.385 (the layers the
-// cooperative-matrix root leaves to this one).
-constexpr std::int64_t kLongSplitSteps = 8;
-
+// cooperative-matrix root left to this one then).
 ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
   if (g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
   for (std::int64_t parts : {16, 8, 4, 2}) {
     const std::int64_t bk = choose_conv_bk(t, div_up(k, parts), blocks * parts, device);
-    const std::int64_t workgroups = blocks * parts, steps = k / (parts * bk);
-    if ((workgroups <= kFillWorkgroups && steps >= kMinSplitSteps) ||
-        (workgroups <= 2 * kFillWorkgroups && steps >= kLongSplitSteps)) {
+    if (split_fills_gpu(blocks * parts, k / (parts * bk))) {
       t.parts = parts;
       return t;
     }
@@ -314,8 +309,8 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
 
 // An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them
 // (roots/gemm_coopmat.glsl), per image Y = W * X' with X' gathered from X as in roots/conv2d.glsl;
-// none where no coopmat tiling fits (choose_coopmat_tiling gives none for a Conv with a K of 1024 or
-// more whose tiles are fewer than the GPU has SMs or only 32x32) or a Conv tile is forced.
+// none where no coopmat tiling fits or a Conv tile is forced (choose_coopmat_tiling splits a long K
+// across workgroups where the tiles are fewer than the GPU's SMs).
 std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, const DevicePlan& device) {
   if (!f16 || s.group != 1 || g_forced_tile) return std::nullopt;
   const WindowAxis &y = s.axes[0], &x = s.axes[1];

@@ -137,6 +137,11 @@ bool runs_aligned(const GemmProblem& p, char operand, std::int64_t elements) {
 
 }  // namespace
 
+bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps) {
+  return (workgroups <= kFillWorkgroups && steps >= kMinSplitSteps) ||
+         (workgroups <= 2 * kFillWorkgroups && steps >= kLongSplitSteps);
+}
+
 bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split) {
   return split > 1 && workgroups < kFillWorkgroups && k >= kMinSplitSteps * split * 64;
 }
@@ -235,6 +240,9 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
   t.warps_m = c.warps_m;
   t.warps_n = c.warps_n;
   t.warps_k = c.warps_k;
+  t.groups = c.groups;
+  if (t.groups < 1 || t.groups > kMaxSplitGroups || (t.groups > 1 && device.max_bindings < kMinBindingsForScratch))
+    return std::nullopt;
   t.workgroup_size = t.warps_m * t.warps_n * t.warps_k * device.subgroup_size;
   if (t.workgroup_size == 0 || t.workgroup_size > device.max_workgroup_invocations || (t.bm * t.bk / 8) % t.workgroup_size != 0 ||
       t.bm % (16 * t.warps_m) != 0 || t.bn % (16 * t.warps_n) != 0)
@@ -279,26 +287,22 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
                                 filled ? 0.0 : used);
     if (!best || key > best_key) best = t, best_key = key;
   }
-  // A Conv of fewer tiles than the GPU's SMs and a K of at least kConvLongK: none. There
-  // roots/conv2d.glsl splits K over workgroups (conv_ops.cpp choose_conv_parts), which this root does
-  // not. H100, 2026-11-24, fp16 batch 1, ms with this rule at K >= 0 / 1024 / 2048 / never:
-  // resnet50 1.067 / 1.022 / 0.986 / 1.184, resnet18 0.421 / 0.412 / 0.419 / 0.617, googlenet
-  // 0.712 / 0.590 / 0.630 / 0.630, densenet121 1.672 / 1.553 / 1.884 / 1.886, efficientnet_b0
-  // 0.580 / 0.559 / 0.544 / 0.544, mobilenet_v2 0.300 / 0.262 / 0.262 / 0.262, vgg11 1.185 / 1.182 /
-  // 1.182 / 1.160 (geomean 0.90x of never at 1024, 0.92x at 2048).
-  constexpr std::int64_t kConvLongK = 1024;
-  // Nor where the tiles that fill the GPU are the smallest, 32x32 with one subgroup per 16x16 block:
-  // each subgroup then does one product per K step of gathered loads. googlenet's inception 3b 3x3
-  // layer ([1,128,28,28] x [192,128,3,3], K = 1152, 150 tiles) took 68 us there and 48 us on conv2d.glsl
-  // (H100, 2026-11-24, fp16 batch 1, two runs each: googlenet 0.354 -> 0.345 ms; resnet18, resnet50,
-  // densenet121, squeezenet1_1, shufflenet_v2_x1_0, mobilenet_v2, mobilenet_v3_small, efficientnet_b0,
-  // regnet_y_400mf, vgg11 and convnext_tiny within 1%. The same from K >= 512 made resnet18 9% and
-  // squeezenet1_1 8% slower.)
-  if (best && p.conv && p.k >= kConvLongK) {
-    const bool few_tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn) < kFillWorkgroups;
-    const bool smallest_tiles = best->bm == 32 && best->warps_k == 1;
-    if (few_tiles || smallest_tiles) return std::nullopt;
-  }
+  // A Conv splits K across workgroups where K is at least kSplitLongK and its tiles leave SMs idle, as
+  // conv_ops.cpp's choose_conv_parts does for roots/conv2d.glsl (split_fills_gpu). H100, 2026-11-24, fp16,
+  // fused ms against the rule before (no split on this root, and Convs of K >= 1024 with fewer tiles
+  // than SMs or only 32x32 ones sent to roots/conv2d.glsl), with the incremental gather in both, two
+  // runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
+  // 0.332 -> 0.264, densenet121 1.33 -> 1.25; batch 8 resnet50 4.07 -> 2.79, vgg11 4.44 -> 2.11.
+  // MatMuls do not split: at every K the split made vit_b_16 1.60 -> 1.93 ms (its 197 x 768 outputs
+  // over K 3072 run best on 48 whole tiles), and splits below K 1024 made mobilenet_v2 and
+  // squeezenet1_1 4-5% slower.
+  if (!best || !p.conv || p.k < kSplitLongK || device.max_bindings < kMinBindingsForScratch) return best;
+  const std::int64_t tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn);
+  for (std::uint32_t parts : {16u, 8u, 4u, 2u})
+    if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk))) {
+      best->groups = parts;
+      break;
+    }
   return best;
 }
 
@@ -309,20 +313,23 @@ Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& dev
     const CoopmatTile& t = *tile;
     const std::string name = std::to_string(t.tile) + "x" + std::to_string(t.tile) + "x" + std::to_string(t.bk) + " with " +
                              std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) + " subgroups, " +
-                             std::to_string(t.warps_k) + " along K";
+                             std::to_string(t.warps_k) + " along K, " + std::to_string(t.groups) + " workgroup(s) per tile";
     auto one_two_four = [](std::uint32_t w) { return w == 1 || w == 2 || w == 4; };
     const bool shaped = (t.tile == 32 || t.tile == 64 || t.tile == 128) && t.bk % 16 == 0 && t.bk > 0 &&
                         one_two_four(t.warps_k) && one_two_four(t.warps_m) && one_two_four(t.warps_n) &&
-                        t.bk % (16 * t.warps_k) == 0 && t.tile % (16 * t.warps_m) == 0 && t.tile % (16 * t.warps_n) == 0;
+                        t.bk % (16 * t.warps_k) == 0 && t.tile % (16 * t.warps_m) == 0 && t.tile % (16 * t.warps_n) == 0 &&
+                        t.groups >= 1 && t.groups <= kMaxSplitGroups;
     if (!shaped)
       return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
                                                          ": tiles of 32, 64 or 128, 1, 2 or 4 subgroups each way with "
                                                          "blocks of whole 16x16 matrices, bk a multiple of 16 x the "
-                                                         "subgroups along K");
+                                                         "subgroups along K, and 1 to " + std::to_string(kMaxSplitGroups) +
+                                                         " workgroups per tile");
     if (!device.coopmat_f16 || !coopmat_blocking(t, device))
       return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
                                                          " does not fit this device (cooperative matrices, invocations, shared memory, "
-                                                         "or each slice's 16-byte runs over the invocations)");
+                                                         "each slice's 16-byte runs over the invocations, or the "
+                                                         "storage buffers split K across workgroups needs)");
   }
   g_forced_coopmat = tile;
   return {};
@@ -374,7 +381,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                     {"VKF_B_STRIDE_N", glsl_uint(p.b_stride_n)},
                     // Which way consecutive invocations load: along the contiguous dimension.
                     {"VKF_A_K_FAST", p.a_stride_m != 1 ? "1" : "0"},
-                    {"VKF_B_N_FAST", p.b_stride_k != 1 ? "1" : "0"},
+                    // (A Conv's gathered B: rows of n, whatever its planes' size.)
+                    {"VKF_B_N_FAST", p.b_stride_k != 1 || !p.conv_gather.empty() ? "1" : "0"},
                     {"VKF_TILES_M", glsl_uint(tiles_m)},
                     {"VKF_TILES_N", glsl_uint(tiles_n)},
                     {"VKF_GEMM_VALUE(m, n, acc)", p.value},
@@ -382,6 +390,16 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                     {"VKF_GEMM_VALUE4(m, n, acc)",
                      "vec4(VKF_GEMM_VALUE(m, n, (acc).x), VKF_GEMM_VALUE(m, (n) + 1u, (acc).y), "
                      "VKF_GEMM_VALUE(m, (n) + 2u, (acc).z), VKF_GEMM_VALUE(m, (n) + 3u, (acc).w))"}};
+  // Split K across workgroups (the tiled and coopmat roots): each walks a part of K of whole bk steps,
+  // none of them empty; the parts meet in the scratch.
+  std::int64_t k_part = p.k;
+  if (tiling.groups > 1) {
+    k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
+    tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
+    launch.split_counters = static_cast<std::uint32_t>(p.batch * tiles_m * tiles_n);
+    launch.split_partial_bytes =
+        static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
+  }
   if (tiling.kernel == GemmKernel::kSkinny) {
     launch.root = "roots/gemm_skinny.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_ROWS", glsl_uint(tiling.bm)},
@@ -403,12 +421,11 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_A_QUADS", a_quads ? "1" : "0"},
                                                  {"VKF_B_QUADS", b_quads ? "1" : "0"},
                                                  {"VKF_CONV", p.conv ? "1" : "0"},
-                                                 {"VKF_CONV_GATHER", p.conv_gather.empty() ? "0" : "1"}});
+                                                 {"VKF_CONV_GATHER", p.conv_gather.empty() ? "0" : "1"},
+                                                 {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
+                                                 {"VKF_K_PART", glsl_uint(k_part)}});
     launch.defines.insert(launch.defines.end(), p.conv_gather.begin(), p.conv_gather.end());
   } else {
-    // Split K across workgroups: each walks a part of K of whole bk steps, none of them empty.
-    const std::int64_t k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
-    tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
     // An f32 operand loads as vec4s where its runs of 4 are 16-byte aligned, each invocation's share of a
     // step's slice is whole vec4s, and, for runs along K, a step holds whole runs (forced tiles may be
     // 2 or 6 deep).
@@ -432,11 +449,6 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_SPLIT_K", std::to_string(tiling.split)},
                                                  {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
                                                  {"VKF_K_PART", glsl_uint(k_part)}});
-    if (tiling.groups > 1) {
-      launch.split_counters = static_cast<std::uint32_t>(p.batch * tiles_m * tiles_n);
-      launch.split_partial_bytes =
-          static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
-    }
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};
   return launch;

@@ -35,6 +35,16 @@ inline constexpr std::int64_t kFillWorkgroups = kFillInvocations / 256;
 // Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
 // and the partial-sum exchange costs more than the extra invocations win.
 inline constexpr std::int64_t kMinSplitSteps = 2;
+// A second workgroup per SM pays where each part of a split K walks at least this many steps: it hides
+// the latency of long K walks; on short ones the partial sums' hand-off costs more than it hides.
+inline constexpr std::int64_t kLongSplitSteps = 8;
+// Whether K split so that the product has `workgroups` workgroups (its tiles times the parts of K), each
+// walking `steps` steps of bk, keeps the GPU filled without crowding it: one workgroup per SM
+// (kFillWorkgroups) with kMinSplitSteps steps each, or two per SM with kLongSplitSteps. The Conv and
+// cooperative-matrix rules take the most parts of 16, 8, 4 or 2 for which it holds.
+bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps);
+// The cooperative-matrix root splits a Conv's K across workgroups only where K is at least this long.
+inline constexpr std::int64_t kSplitLongK = 1024;
 
 // Whether a split-K tile of `split` slices steps 64 deep along K: where its product has fewer
 // workgroups than the GPU has SMs (one workgroup per SM, so the deeper slices' shared memory costs no
@@ -78,9 +88,10 @@ struct GemmTile {
 };
 // One blocking of roots/gemm_coopmat.glsl: tile x tile outputs of warps_m x warps_n subgroups (1, 2 or
 // 4 each way; each owns a block of 16x16 accumulators), K in bk steps, warps_k subgroups per block
-// splitting each staged K slice (1, 2 or 4).
+// splitting each staged K slice (1, 2 or 4); `groups` workgroups per tile split K between them as
+// well (as GemmTile's).
 struct CoopmatTile {
-  std::uint32_t tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2;
+  std::uint32_t tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2, groups = 1;
 };
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
@@ -88,7 +99,7 @@ struct GemmTiling {
   std::uint32_t tm = 0, tn = 0;   // kTiled: the register block of one invocation (multiples of 4)
   std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
   std::uint32_t split = 1;        // kTiled: slices of invocations splitting each staged K slice
-  std::uint32_t groups = 1;       // kTiled: workgroups splitting K for each tile
+  std::uint32_t groups = 1;       // kTiled, kCoopmat: workgroups splitting K for each tile
   std::uint32_t k_lanes = 1;      // kSkinny
   std::uint32_t warps_m = 1, warps_n = 1;  // kCoopmat: subgroups down and across a tile
   std::uint32_t warps_k = 1;               // kCoopmat: subgroups splitting each staged K slice per block
@@ -104,8 +115,8 @@ struct GemmTiling {
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none. A forced coopmat tile is given whatever the
-// problem; otherwise a Conv (problem.conv) whose K is 1024 or more gets none where its tiles are fewer
-// than the GPU's SMs or only 32x32 with one subgroup per block (roots/conv2d.glsl serves it better).
+// problem; otherwise a Conv's K is split across workgroups where it is at least kSplitLongK and the
+// tiles leave SMs idle (split_fills_gpu).
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt

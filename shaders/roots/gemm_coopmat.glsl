@@ -14,6 +14,13 @@
 // K slice between them (16 k's each in turn); after the walk along K, subgroups 1.. of each block leave
 // their accumulators in shared memory (vkf_parts) and subgroup 0 adds them to its own as it stores.
 // Small products (batch-1 layers) keep WARPS_K times more subgroups busy that way.
+// Split K across workgroups (VKF_SPLIT_GROUPS = G > 1): G workgroups share each tile, workgroup p walking
+// k's p*VKF_K_PART .. (p+1)*VKF_K_PART - 1 (whole VKF_BK steps, none empty). Each adds its subgroups'
+// sums through the patches as for the stores, leaves them in vkf_split_partials as plain vec4s (4
+// neighbouring elements of a 16x16 block; matrices are never stored to memory) and counts itself in
+// the tile's counter (VKF_SPLIT_ARRIVE_SCOPED); the last to arrive adds the G parts in part order (the same
+// sum whichever arrives last) and stores. Layers whose tiles are fewer than the GPU's SMs (7x7 and
+// 14x14 Convs) then walk their long K on G times more workgroups.
 // Stores: a subgroup writes one accumulator at a time to its own 16x16 fp32 patch of shared memory and
 // its invocations store the patch's elements through VKF_OUT0, so post-fused chains run as in every
 // other root; four neighbouring elements at a time (VKF_OUT0_X4, vector loads and stores) where rows
@@ -25,12 +32,17 @@
 // VKF_WARPS_N, VKF_WARPS_K (VKF_WORKGROUP_SIZE == WARPS_M * WARPS_N * WARPS_K * the device's fixed
 // subgroup size), VKF_A_QUADS and VKF_B_QUADS (1 where the operand's rows along its contiguous
 // dimension, and its row stride, are multiples of 8 elements), VKF_RAW_INPUTS (plain inputs also get
-// VKF_IN<k>_RAW16).
+// VKF_IN<k>_RAW16), VKF_SPLIT_GROUPS and VKF_K_PART (1 and any multiple of VKF_BK at least VKF_K
+// without split K across workgroups).
 //
 // Conv (VKF_CONV 1, groups of 1): per image b, Y[b] = W * X'[b], A = W (input 1, [M, K] with K = C*KH*KW
 // fast) and B = X' the im2col matrix of X (input 0), [K, OH*OW], never stored: with VKF_CONV_GATHER 1
 // each B element is gathered from X with the window's index math (zero in the pads); without (1x1,
 // stride 1, no pads) B is X's [C, H*W] planes as they are, read through the strides like any B.
+// The gather walks k incrementally, as roots/conv2d.glsl does: B is staged as k rows of n (VKF_B_N_FAST
+// 1), so an invocation's pairs of a slice are one pair of columns (their window corners are found once
+// per tile) on rows kGatherRows apart; it keeps (ci, kh, kw) of its first row and advances it by BK per
+// step, and each other row's by a constant, with carries: no division by the window size in the K loop.
 // Gather defines (int unless u): VKF_CONV_C u, VKF_CONV_H, VKF_CONV_W, VKF_CONV_OW u, VKF_CONV_KH,
 // VKF_CONV_KW, VKF_CONV_SH, VKF_CONV_SW, VKF_CONV_DH, VKF_CONV_DW, VKF_CONV_PT, VKF_CONV_PL.
 #extension GL_NV_cooperative_matrix : enable
@@ -114,23 +126,45 @@ const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 shared uint vkf_sa[kRowsA * kRowA];
 shared uint vkf_sb[kRowsB * kRowB];
 shared float vkf_patch[VKF_WARPS_M * VKF_WARPS_N * 256];
-#if VKF_WARPS_K > 1
 const uint kBlocks = uint(VKF_WARPS_M * VKF_WARPS_N), kFrags = kFragM * kFragN;
+#if VKF_WARPS_K > 1
 // Subgroup (k, block)'s accumulator (i, j), k >= 1: 256 floats at ((k - 1) * blocks + block) * frags + i * kFragN + j.
 shared float vkf_parts[uint(VKF_WARPS_K - 1) * kBlocks * kFrags * 256u];
 #endif
 
 #if VKF_CONV_GATHER
-// Element (k, n) of image b's im2col matrix: X at input channel k / (KH*KW), window offset (kh, kw) of
-// output position n; zero in the pads.
-float vkf_conv_b(uint b, uint k, uint n) {
-  const uint ci = k / uint(VKF_CONV_KH * VKF_CONV_KW), r = k - ci * uint(VKF_CONV_KH * VKF_CONV_KW);
-  const uint kh = r / uint(VKF_CONV_KW), kw = r - kh * uint(VKF_CONV_KW);
-  const uint oh = n / VKF_CONV_OW, ow = n - oh * VKF_CONV_OW;
-  const int ih = int(oh) * VKF_CONV_SH - VKF_CONV_PT + int(kh) * VKF_CONV_DH;
-  const int iw = int(ow) * VKF_CONV_SW - VKF_CONV_PL + int(kw) * VKF_CONV_DW;
-  if (uint(ih) >= uint(VKF_CONV_H) || uint(iw) >= uint(VKF_CONV_W)) return 0.0;
-  return VKF_IN0(((b * VKF_CONV_C + ci) * uint(VKF_CONV_H) + uint(ih)) * uint(VKF_CONV_W) + uint(iw));
+#if !VKF_B_N_FAST
+#error the gathered B is staged as k rows of n
+#endif
+const uint kWindow = uint(VKF_CONV_KH * VKF_CONV_KW);
+const uint kGatherRows = kThreads / kRunB;  // rows between an invocation's pairs of a B slice
+// (Each invocation's pairs are one pair of columns: a negative array size fails the build otherwise.)
+const uint kGatherCheck[kThreads % kRunB == 0u ? 1 : -1] = {0u};
+// (ci, kh, kw) of row k of the im2col matrix, as a uvec3.
+uvec3 vkf_window_of(uint k) {
+  const uint ci = k / kWindow, r = k - ci * kWindow;
+  return uvec3(ci, r / uint(VKF_CONV_KW), r % uint(VKF_CONV_KW));
+}
+// (ci, kh, kw) `at` moved d = (dci, dkh, dkw) rows on (dkh < KH, dkw < KW): at most one carry each.
+uvec3 vkf_window_add(uvec3 at, const uvec3 d) {
+  uvec3 r = at + d;
+  if (r.z >= uint(VKF_CONV_KW)) r += uvec3(0u, 1u, -uint(VKF_CONV_KW));
+  if (r.y >= uint(VKF_CONV_KH)) r += uvec3(1u, -uint(VKF_CONV_KH), 0u);
+  return r;
+}
+// Rows as (dci, dkh, dkw) steps (compile-time constants where `rows` is).
+uvec3 vkf_window_step(uint rows) {
+  return uvec3(rows / kWindow, (rows % kWindow) / uint(VKF_CONV_KW), rows % uint(VKF_CONV_KW));
+}
+#endif
+
+#if VKF_SPLIT_GROUPS > 1
+// The sum over the tile's parts of vec4 `at` of a part (parts `kPart` vec4s apart from `base` on).
+vec4 vkf_split_sum4(uint base, uint at) {
+  const uint kPart = VKF_BM * VKF_BN / 4u;
+  vec4 sum = vec4(0.0);
+  for (uint q = 0u; q < uint(VKF_SPLIT_GROUPS); ++q) sum += vkf_split_partials.d[base + q * kPart + at];
+  return sum;
 }
 #endif
 
@@ -151,9 +185,14 @@ void main() {
 #endif
   const uint warp_m = warp / uint(VKF_WARPS_N), warp_n = warp % uint(VKF_WARPS_N);
   const uint tiles = VKF_TILES_M * VKF_TILES_N;
-  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles; t += gl_NumWorkGroups.x) {
-    const uint batch = t / tiles;
-    const uint r = t - batch * tiles;
+  for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles * uint(VKF_SPLIT_GROUPS); t += gl_NumWorkGroups.x) {
+    // The parts of a tile's K follow each other.
+    const uint item = t / uint(VKF_SPLIT_GROUPS);  // batch * tiles + tile
+    const uint part = t % uint(VKF_SPLIT_GROUPS);
+    const uint k_begin = part * VKF_K_PART;
+    const uint k_end = min(VKF_K, k_begin + VKF_K_PART);
+    const uint batch = item / tiles;
+    const uint r = item - batch * tiles;
     const uint m0 = (r / VKF_TILES_N) * VKF_BM;
     const uint n0 = (r % VKF_TILES_N) * VKF_BN;
     const uint a_base = VKF_A_BATCH(batch);
@@ -194,26 +233,53 @@ void main() {
                            ? VKF_B_FETCH16(VKF_B_INDEX(VKF_B_KN(s, k0, 0u).x, VKF_B_KN(s, k0, 0u).y)) : uvec4(0u))
 #else
 #if VKF_CONV_GATHER
-#define VKF_B_AT(k, n) vkf_conv_b(batch, k, n)
+    // This invocation's two columns: their window corners in X, and whether they are real positions.
+    ivec2 gather_ih0, gather_iw0;
+    bvec2 gather_in;
+    [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+      const uint n = n0 + 2u * (gl_LocalInvocationID.x % kRunB) + e, oh = n / VKF_CONV_OW;
+      gather_in[e] = VKF_N % VKF_BN == 0u || n < VKF_N;
+      gather_ih0[e] = int(oh) * VKF_CONV_SH - VKF_CONV_PT;
+      gather_iw0[e] = int(n - oh * VKF_CONV_OW) * VKF_CONV_SW - VKF_CONV_PL;
+    }
+    // (ci, kh, kw) of this invocation's first row of the slice last loaded (k_begin's to start).
+    uvec3 gather_at = vkf_window_of(k_begin + gl_LocalInvocationID.x / kRunB);
+    // Element (at, column e) of the im2col matrix: zero in the pads and past K.
+#define VKF_B_GATHER(at, e)                                                                          \
+    ((gather_in[e] && (at).x < VKF_CONV_C &&                                                         \
+      uint(gather_ih0[e] + int((at).y) * VKF_CONV_DH) < uint(VKF_CONV_H) &&                          \
+      uint(gather_iw0[e] + int((at).z) * VKF_CONV_DW) < uint(VKF_CONV_W))                            \
+         ? VKF_B_FETCH(b_base + ((at).x * uint(VKF_CONV_H) + uint(gather_ih0[e] + int((at).y) * VKF_CONV_DH)) * \
+                                    uint(VKF_CONV_W) + uint(gather_iw0[e] + int((at).z) * VKF_CONV_DW)) \
+         : 0.0)
 #else
-#define VKF_B_AT(k, n) VKF_B_FETCH(VKF_B_INDEX(k, n))
-#endif
 #define VKF_B_ONE(s, k0, e) (VKF_B_IN(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y) \
-                              ? VKF_B_AT(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y) : 0.0)
+                              ? VKF_B_FETCH(VKF_B_INDEX(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y)) : 0.0)
 #define VKF_B_LOAD(s, k0) packHalf2x16(vec2(VKF_B_ONE(s, k0, 0u), VKF_B_ONE(s, k0, 1u)))
+#endif
 #endif
 #define VKF_LOAD_SLICES(k0)                                                                          \
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
       const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);                                                \
       ra[i] = VKF_A_LOAD(s, k0);                                                                     \
     }                                                                                                \
+    VKF_LOAD_B(k0)
+#if VKF_CONV_GATHER
+#define VKF_LOAD_B(k0)                                                                               \
+    [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
+      const uvec3 at = vkf_window_add(gather_at, vkf_window_step(i * kGatherRows));                  \
+      rb[i] = packHalf2x16(vec2(VKF_B_GATHER(at, 0u), VKF_B_GATHER(at, 1u)));                        \
+    }
+#else
+#define VKF_LOAD_B(k0)                                                                               \
     [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
       const uvec2 s = vkf_pair(i, kRunB / VKF_B_VEC);                                                \
       rb[i] = VKF_B_LOAD(s, k0);                                                                     \
     }
+#endif
 
-    VKF_LOAD_SLICES(0u)
-    for (uint k0 = 0u; k0 < VKF_K; k0 += VKF_BK) {
+    VKF_LOAD_SLICES(k_begin)
+    for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
       barrier();  // every subgroup is done reading the previous step's slices
       [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
         const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);
@@ -232,7 +298,10 @@ void main() {
 #endif
       }
       barrier();
-      if (k0 + VKF_BK < VKF_K) {
+      if (k0 + VKF_BK < k_end) {
+#if VKF_CONV_GATHER
+        gather_at = vkf_window_add(gather_at, vkf_window_step(VKF_BK));
+#endif
         VKF_LOAD_SLICES(k0 + VKF_BK)  // in flight while this step multiplies
       }
       // A constant trip count (the loop unrolls; the subgroup's offset along K is only in the addresses).
@@ -260,6 +329,7 @@ void main() {
       }
     }
 #undef VKF_LOAD_SLICES
+#undef VKF_LOAD_B
 
 #if VKF_WARPS_K > 1
     if (warp_k > 0u) {
@@ -269,16 +339,54 @@ void main() {
     }
     barrier();
 #endif
-    // Accumulators -> this subgroup's patch -> sums (plus the parts of subgroups 1..) -> VKF_OUT0, one
-    // 16x16 block at a time (subgroup 0 of each block).
-    const uint out_base = batch * VKF_M * VKF_N;
+    // Accumulators -> this subgroup's patch -> sums (plus the parts of subgroups 1..), one 16x16 block
+    // at a time (subgroup 0 of each block); VKF_SUM4(i, j, e) is elements e .. e + 3 of block (i, j).
     const uint own = warp * 256u;  // this subgroup's patch
+    // (Macros, not functions: a helper above main() that reads shared memory changes the order of the
+    // shared variables, see above. The parts are added here, not as matrices: SPIRV-Tools' folding of
+    // adds does not know matrix types.)
+#define VKF_SHARED4(array, at) vec4(array[at], array[(at) + 1u], array[(at) + 2u], array[(at) + 3u])
+#define VKF_PART4(s, i, j, e) VKF_SHARED4(vkf_parts, ((((s) - 1u) * kBlocks + warp) * kFrags + (i) * kFragN + (j)) * 256u + (e))
+#if VKF_WARPS_K == 1
+#define VKF_SUM4(i, j, e) VKF_SHARED4(vkf_patch, own + (e))
+#elif VKF_WARPS_K == 2
+#define VKF_SUM4(i, j, e) (VKF_SHARED4(vkf_patch, own + (e)) + VKF_PART4(1u, i, j, e))
+#else
+#define VKF_SUM4(i, j, e) (VKF_SHARED4(vkf_patch, own + (e)) + VKF_PART4(1u, i, j, e) + VKF_PART4(2u, i, j, e) + VKF_PART4(3u, i, j, e))
+#endif
+#if VKF_SPLIT_GROUPS > 1
+    // This part's sums -> vkf_split_partials (vec4 q of block (i, j) at (warp * kFrags + i * kFragN + j)
+    // * 64 + q of the part); the last part to arrive reads the parts' sums there instead of the patch.
+    const uint kPartVec4s = VKF_BM * VKF_BN / 4u;
+    const uint tile_partials = item * uint(VKF_SPLIT_GROUPS) * kPartVec4s;
     if (warp_k == 0u) {
       [[unroll]] for (uint i = 0u; i < kFragM; ++i)
         [[unroll]] for (uint j = 0u; j < kFragN; ++j) {
           coopMatStoreNV(acc[i][j], vkf_patch, own, 16u, false);
           subgroupMemoryBarrierShared();
           subgroupBarrier();
+          for (uint q = gl_SubgroupInvocationID; q < 64u; q += gl_SubgroupSize)
+            vkf_split_partials.d[tile_partials + part * kPartVec4s + (warp * kFrags + i * kFragN + j) * 64u + q] = VKF_SUM4(i, j, 4u * q);
+          subgroupBarrier();  // the patch is read before the next block overwrites it
+        }
+    }
+    // (The flag lives in the patch, which nothing reads until the next tile's partial sums: a shared bool
+    // of its own beside the cooperative-matrix arrays made the NVIDIA driver (580.159.04) multiply
+    // wrongly, every product of the group 1/64 short and some blocks' edges zero.)
+    VKF_SPLIT_ARRIVE_SCOPED(item, uint(VKF_SPLIT_GROUPS), vkf_patch[0]);
+    if (vkf_patch[0] == 0.0) continue;  // uniform: the tile's last workgroup adds the parts and stores
+#undef VKF_SUM4
+#define VKF_SUM4(i, j, e) vkf_split_sum4(tile_partials, (warp * kFrags + (i) * kFragN + (j)) * 64u + (e) / 4u)
+#endif
+    const uint out_base = batch * VKF_M * VKF_N;
+    if (warp_k == 0u) {
+      [[unroll]] for (uint i = 0u; i < kFragM; ++i)
+        [[unroll]] for (uint j = 0u; j < kFragN; ++j) {
+#if VKF_SPLIT_GROUPS == 1
+          coopMatStoreNV(acc[i][j], vkf_patch, own, 16u, false);
+          subgroupMemoryBarrierShared();
+          subgroupBarrier();
+#endif
           const uint mb = m0 + warp_m * kWarpM + i * 16u, nb = n0 + warp_n * kWarpN + j * 16u;
           if (VKF_N % 4u == 0u) {
             // Rows of whole vec4s: each invocation takes 4 neighbouring columns, so the post chain's
@@ -286,33 +394,24 @@ void main() {
             for (uint q = gl_SubgroupInvocationID; q < 64u; q += gl_SubgroupSize) {
               const uint e = 4u * q, m = mb + e / 16u, n = nb + e % 16u;
               if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
-                vec4 sum = vec4(vkf_patch[own + e], vkf_patch[own + e + 1u], vkf_patch[own + e + 2u], vkf_patch[own + e + 3u]);
-#if VKF_WARPS_K > 1
-                [[unroll]] for (uint s = 1u; s < uint(VKF_WARPS_K); ++s) {
-                  const uint at = (((s - 1u) * kBlocks + warp) * kFrags + i * kFragN + j) * 256u + e;
-                  sum += vec4(vkf_parts[at], vkf_parts[at + 1u], vkf_parts[at + 2u], vkf_parts[at + 3u]);
-                }
-#endif
+                const vec4 sum = VKF_SUM4(i, j, e);
                 VKF_OUT0_X4(out_base + m * VKF_N + n, VKF_GEMM_VALUE4(m, n, sum));
               }
             }
-            subgroupBarrier();  // the patch is read before the next block overwrites it
-            continue;
-          }
-          for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
-            const uint m = mb + e / 16u, n = nb + e % 16u;
-            if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N)) {
-              float sum = vkf_patch[own + e];
-#if VKF_WARPS_K > 1
-              // (Added here, not as matrices: SPIRV-Tools' folding of adds does not know matrix types.)
-              [[unroll]] for (uint s = 1u; s < uint(VKF_WARPS_K); ++s)
-                sum += vkf_parts[(((s - 1u) * kBlocks + warp) * kFrags + i * kFragN + j) * 256u + e];
-#endif
-              VKF_OUT0(out_base + m * VKF_N + n, VKF_GEMM_VALUE(m, n, sum));
+          } else {
+            for (uint q = gl_SubgroupInvocationID; q < 64u; q += gl_SubgroupSize) {
+              const uint e = 4u * q, m = mb + e / 16u;
+              const vec4 sum = VKF_SUM4(i, j, e);
+              [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+                const uint n = nb + e % 16u + c;
+                if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_N % VKF_BN == 0u || n < VKF_N))
+                  VKF_OUT0(out_base + m * VKF_N + n, VKF_GEMM_VALUE(m, n, sum[c]));
+              }
             }
           }
           subgroupBarrier();  // the patch is read before the next block overwrites it
         }
     }
+#undef VKF_SUM4
   }
 }

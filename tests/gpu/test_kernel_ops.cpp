@@ -230,7 +230,8 @@ TEST_CASE("MatMul matches its CPU reference with the blockings of minimum device
 
 // Where the device has fp16 cooperative matrices (not lavapipe: there the test says so and checks
 // nothing), every tile of the cooperative-matrix root runs the f16 MatMul cases and the Conv cases of
-// one group against their CPU references.
+// one group against their CPU references, and so do tiles that split K across 2, 3 and 16 workgroups
+// (with 1 and 2 subgroups along K inside).
 TEST_CASE("f16 MatMul and Conv match their references with every cooperative-matrix tile") {
   const DevicePlan& plan = gpu_context().impl()->plan;
   if (!plan.coopmat_f16) {
@@ -241,10 +242,14 @@ TEST_CASE("f16 MatMul and Conv match their references with every cooperative-mat
     ~Reset() { (void)force_coopmat_tile(std::nullopt, DevicePlan{}); }
   } reset;
   std::uint32_t seed = 700;
-  for (const CoopmatTile& tile : coopmat_tiles()) {
+  std::vector<CoopmatTile> tiles(coopmat_tiles().begin(), coopmat_tiles().end());
+  tiles.insert(tiles.end(), {CoopmatTile{32, 32, 1, 2, 2, 3}, CoopmatTile{64, 32, 1, 2, 2, 2},
+                             CoopmatTile{32, 64, 2, 2, 2, 2}, CoopmatTile{32, 32, 1, 2, 2, 16}});
+  for (const CoopmatTile& tile : tiles) {
     CAPTURE(tile.tile);
     CAPTURE(tile.bk);
     CAPTURE(tile.warps_k);
+    CAPTURE(tile.groups);
     REQUIRE(force_coopmat_tile(tile, plan).ok());
     for (const std::span<const KernelCase> cases : {matmul_cases(), nn_cases()})
       for (const KernelCase& c : cases) {

@@ -270,6 +270,37 @@ TEST_CASE("cooperative-matrix tiles with 2x4 and 4x2 subgroups compile, and odd 
   CHECK_FALSE(force_coopmat_tile(CoopmatTile{32, 32, 1, 4, 2}, device).ok());  // 8-row blocks: not whole matrices
 }
 
+// A forced cooperative-matrix tile that splits K across workgroups (K = 136 over parts of 64: 3
+// workgroups per tile, 2 subgroups along K inside) generates, compiles and validates with the split
+// scratch declared and reserved, with the vector stores (520 columns) and the scalar ones (519).
+TEST_CASE("cooperative-matrix tiles that split K across workgroups compile, with vector and scalar stores") {
+  const DevicePlan device = h100_like_device();
+  struct Reset {
+    ~Reset() { (void)force_coopmat_tile(std::nullopt, DevicePlan{}); }
+  } reset;
+  REQUIRE(force_coopmat_tile(CoopmatTile{64, 64, 2, 2, 2, 3}, device).ok());
+  for (const std::int64_t n : {520, 519}) {
+    CAPTURE(n);
+    GraphBuilder b;
+    const Tensor x = b.input("a", {300, 136}, DType::kF16), w = b.input("b", {136, n}, DType::kF16);
+    b.output(b.op("Relu", {b.op("MatMul", {x, w})}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.split_counters == 5 * ((n + 63) / 64));  // one per tile
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    CHECK(source->find("#define VKF_SPLIT_GROUPS 3\n") != std::string::npos);
+    CHECK(source->find("#define VKF_K_PART 64u\n") != std::string::npos);
+    CHECK(source->find("vkf_split_partials") != std::string::npos);
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
+  }
+  const Status many = force_coopmat_tile(CoopmatTile{64, 64, 1, 2, 2, 17}, device);
+  CHECK_FALSE(many.ok());
+  CHECK(many.to_string().find("17 workgroup(s) per tile") != std::string::npos);
+}
+
 // f32 operands load as vec4s on the tiled GEMM root where their rows are 16-byte aligned along the
 // contiguous dimension (MatMul: A along K, B along N; Gemm with transB: B along K), and one at a time where
 // they are not.
@@ -305,8 +336,8 @@ TEST_CASE("the tiled GEMM root loads aligned f32 operands as vec4s") {
 
 // f16 Convs of one group take the same root where the device has cooperative matrices: W as A, X's
 // im2col matrix as B, gathered with strides, pads and dilations (or X's planes as they are for a plain
-// 1x1), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl, and so do
-// f16 layers of fewer tiles than the GPU has SMs and a long K (there conv2d.glsl splits K over workgroups).
+// 1x1), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl. f16 layers
+// of fewer tiles than the GPU has SMs and a K of 1024 or more split K across workgroups.
 TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering their window") {
   const DevicePlan device = h100_like_device();
   using Ints = std::vector<std::int64_t>;
@@ -318,19 +349,19 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
     const char* root;
     bool gather;
     const char* quads;
+    bool split = false;  // K split across workgroups
   };
   const char* coopmat = "roots/gemm_coopmat.glsl";
-  // (Fewer tiles than 132 and K of 1024 or more go to roots/conv2d.glsl, as the 7x7 layer with K = 1152
-  // does; with K = 576 it stays. So does a K of 1024 or more whose filling tiles are 32x32, as the 28x28
-  // layer with K = 1152; with K = 576 it stays.)
+  // (The 7x7 layer with K = 1152 has fewer tiles than 132 and splits K; with K = 576 it does not. The
+  // 28x28 layer of 150 tiles does not either.)
   for (const Case& c : {Case{{1, 13, 200, 220}, {7, 13, 3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 7, 100, 100}, {13, 7, 3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 16, 120, 120}, {32, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{2, 16, 80, 80}, {24, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, false, "A B"},
                         Case{{1, 16, 140, 140}, {24, 16, 1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
-                        Case{{1, 128, 7, 7}, {64, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, "roots/conv2d.glsl", false, ""},
+                        Case{{1, 128, 7, 7}, {64, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A", true},
                         Case{{1, 64, 7, 7}, {64, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
-                        Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, "roots/conv2d.glsl", false, ""},
+                        Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 64, 28, 28}, {192, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 8, 6, 6}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2, DType::kF16, "roots/conv2d.glsl", false, ""},
                         Case{{1, 16, 8, 8}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d.glsl", false, ""}}) {
@@ -352,6 +383,7 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
       const std::string quads = std::string(c.quads);
       CHECK((source->find("#define VKF_A_QUADS 1") != std::string::npos) == (quads.find('A') != std::string::npos));
       CHECK((source->find("#define VKF_B_QUADS 1") != std::string::npos) == (quads.find('B') != std::string::npos));
+      CHECK((source->find("#define VKF_SPLIT_GROUPS 1\n") == std::string::npos) == c.split);
     }
     auto spirv = compile_glsl_compute(*source, kernel->spec.label);
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
