@@ -289,9 +289,8 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   }
   // A Conv splits K across workgroups where K is at least kSplitLongK and its tiles leave SMs idle, as
   // conv_ops.cpp's choose_conv_parts does for roots/conv2d.glsl (split_fills_gpu). H100, 2026-11-24, fp16,
-  // fused ms against the rule before (no split on this root, and Convs of K >= 1024 with fewer tiles
-  // than SMs or only 32x32 ones sent to roots/conv2d.glsl), with the incremental gather in both, two
-  // runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
+  // fused ms, this root's split and incremental gather against neither (and Convs of K >= 1024 with
+  // fewer tiles than SMs or only 32x32 ones sent to roots/conv2d.glsl), two runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
   // 0.332 -> 0.264, densenet121 1.33 -> 1.25; batch 8 resnet50 4.07 -> 2.79, vgg11 4.44 -> 2.11.
   // MatMuls do not split: at every K the split made vit_b_16 1.60 -> 1.93 ms (its 197 x 768 outputs
   // over K 3072 run best on 48 whole tiles), and splits below K 1024 made mobilenet_v2 and
