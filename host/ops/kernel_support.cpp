@@ -241,8 +241,7 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
   t.warps_n = c.warps_n;
   t.warps_k = c.warps_k;
   t.groups = c.groups;
-  if (t.groups < 1 || t.groups > kMaxSplitGroups || (t.groups > 1 && device.max_bindings < kMinBindingsForScratch))
-    return std::nullopt;
+  if (t.groups > 1 && device.max_bindings < kMinBindingsForScratch) return std::nullopt;  // no room for the scratch
   t.workgroup_size = t.warps_m * t.warps_n * t.warps_k * device.subgroup_size;
   if (t.workgroup_size == 0 || t.workgroup_size > device.max_workgroup_invocations || (t.bm * t.bk / 8) % t.workgroup_size != 0 ||
       t.bm % (16 * t.warps_m) != 0 || t.bn % (16 * t.warps_n) != 0)

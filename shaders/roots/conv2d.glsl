@@ -148,13 +148,7 @@ void main() {
   f.w_rows = (g * VKF_MG + m0) * VKF_GEMM_K;
   f.rows_left = VKF_MG - m0;
   for (uint t = gl_WorkGroupID.x; t < VKF_TILES_N * uint(VKF_SPLIT_GROUPS); t += gl_NumWorkGroups.x) {
-    const uint tile = t / uint(VKF_SPLIT_GROUPS);
-#if VKF_SPLIT_GROUPS > 1
-    const uint part = t % uint(VKF_SPLIT_GROUPS);
-    const uint k_begin = part * VKF_K_PART, k_end = min(VKF_GEMM_K, k_begin + VKF_K_PART);
-#else
-    const uint k_begin = 0u, k_end = VKF_GEMM_K;  // (constants: see roots/gemm_coopmat.glsl)
-#endif
+    VKF_SPLIT_PART(tile, t, VKF_GEMM_K);  // the column tile; part, k_begin, k_end
     const uint n0 = tile * VKF_BN;
     const uint col = n0 + b_n;
     f.col_inside = col < VKF_GEMM_N;

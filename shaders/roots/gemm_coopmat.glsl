@@ -186,18 +186,7 @@ void main() {
   const uint warp_m = warp / uint(VKF_WARPS_N), warp_n = warp % uint(VKF_WARPS_N);
   const uint tiles = VKF_TILES_M * VKF_TILES_N;
   for (uint t = gl_WorkGroupID.x; t < VKF_BATCH * tiles * uint(VKF_SPLIT_GROUPS); t += gl_NumWorkGroups.x) {
-    // The parts of a tile's K follow each other.
-    const uint item = t / uint(VKF_SPLIT_GROUPS);  // batch * tiles + tile
-#if VKF_SPLIT_GROUPS > 1
-    const uint part = t % uint(VKF_SPLIT_GROUPS);
-    const uint k_begin = part * VKF_K_PART;
-    const uint k_end = min(VKF_K, k_begin + VKF_K_PART);
-#else
-    // (Constants: the K loop's trip count is then known to the compiler. With t % 1 for the part, the
-    // NVIDIA driver (580.159.04) gave vit_b_16's 197 x 768 x 3072 MatMuls 53 registers instead of 69
-    // and 0.055 ms instead of 0.035.)
-    const uint k_begin = 0u, k_end = VKF_K;
-#endif
+    VKF_SPLIT_PART(item, t, VKF_K);  // item = batch * tiles + tile; part, k_begin, k_end
     const uint batch = item / tiles;
     const uint r = item - batch * tiles;
     const uint m0 = (r / VKF_TILES_N) * VKF_BM;

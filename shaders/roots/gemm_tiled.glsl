@@ -153,14 +153,7 @@ void main() {
     // Tile order: runs of kGroupM tile rows walk N together, so workgroups in flight share their A and
     // B slices in the cache instead of each streaming a whole row of B. The parts of a tile's K follow
     // each other.
-    const uint item = t / uint(VKF_SPLIT_GROUPS);  // batch * tiles + tile
-#if VKF_SPLIT_GROUPS > 1
-    const uint part = t % uint(VKF_SPLIT_GROUPS);
-    const uint k_begin = part * VKF_K_PART;
-    const uint k_end = min(VKF_K, k_begin + VKF_K_PART);
-#else
-    const uint k_begin = 0u, k_end = VKF_K;  // (constants: see roots/gemm_coopmat.glsl)
-#endif
+    VKF_SPLIT_PART(item, t, VKF_K);  // item = batch * tiles + tile; part, k_begin, k_end
     const uint batch = item / tiles;
     const uint r = item - batch * tiles;
     const uint group = r / (kGroupM * VKF_TILES_N);
