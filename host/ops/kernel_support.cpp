@@ -224,9 +224,18 @@ namespace {
 
 // Tiles of roots/gemm_coopmat.glsl: 2 x 2 subgroups (each a (tile / 2)^2 block of 16x16 accumulators),
 // K in bk steps, warps_k subgroups per block splitting each staged K slice. Each slice's 16-byte runs
-// divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup).
-constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {64, 64, 2},
-                                         {32, 32, 1},  {32, 64, 2},  {32, 128, 4}};
+// divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup). No 64x64 tile splits
+// K, between subgroups or workgroups: the NVIDIA driver (580.159.04) gives both forms 122-136 registers
+// and 128 bytes of local memory (spills), where 64x64x32 gets 136 and none; 512x784x4608 as a GEMM ran
+// 0.168 ms either way against 0.049 whole (H100, 2026-11-24). Without 64x64 with 2 subgroups along K,
+// fp16 batch 1 went convnext_tiny 0.952 -> 0.828 ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 ->
+// 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 -> 0.69 (vit_b_16, mobilenet_v2 unchanged).
+constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {32, 32, 1}, {32, 64, 2}, {32, 128, 4}};
+
+// Subgroups the H100 keeps resident at once: 64 per SM. A gathered Conv's tiles wait on their loads
+// (the window gather has no asynchronous copies to hide behind), so until the GPU holds this many the
+// latency is what counts.
+constexpr double kResidentSubgroups = 132.0 * 64.0;
 
 // force_coopmat_tile's setting.
 std::optional<CoopmatTile> g_forced_coopmat;
@@ -254,6 +263,41 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
   t.shared_bytes = 4 * (a + b + blocks * 256 + (t.warps_k - 1) * blocks * frags * 256);
   if (t.shared_bytes > device.shared_memory_bytes) return std::nullopt;
   return t;
+}
+
+// A gathered Conv of long K whose tiles neither leave SMs idle (split_fills_gpu) nor, as 32x32 tiles,
+// fill kResidentSubgroups: the tile and split (32x32 tiles over 2-16 workgroups, each part at least
+// kLongSplitSteps steps) that keeps the most subgroups busy, up to kResidentSubgroups; among those that
+// reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
+// it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). H100, 2026-11-24, fp16 fused ms,
+// the rule without this step / with it, one call: batch 1 vgg11 0.686 / 0.633 (its 28x28 layers of K
+// 2304 and 4608 0.075 / 0.055 and 0.126 / 0.096 ms), googlenet 0.250 / 0.235, densenet121 1.177 /
+// 1.173, resnet50 0.614 / 0.614, resnet18 0.256 / 0.256; batch 8 resnet50 2.34 / 2.31, resnet18
+// 1.39 / 1.26, googlenet 1.04 / 0.98, densenet121 2.97 / 2.37, vgg11 2.51 / 2.50. Applied to every
+// gathered Conv of long K instead, it lost where the split above applies (densenet121 batch 1 1.23 ->
+// 1.43: 32x128 tiles with 4 subgroups along K over 2-4 workgroups win on its 7x7 and 14x14 layers).
+std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device) {
+  if (static_cast<double>(p.batch * div_up(p.m, 32) * div_up(p.n, 32) * 4) >= kResidentSubgroups) return std::nullopt;
+  std::optional<GemmTiling> best;
+  std::tuple<bool, double, double, double> best_key{};
+  for (const CoopmatTile& shape : kCoopmatTiles)
+    for (std::uint32_t parts : {1u, 2u, 4u, 8u, 16u}) {
+      if (parts > 1 && shape.tile != 32) break;
+      CoopmatTile c = shape;
+      c.groups = parts;
+      auto t = coopmat_blocking(c, device);
+      if (!t || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
+      if (parts > 1 && p.k / (parts * t->bk) < kLongSplitSteps) continue;
+      const std::int64_t tiles = p.batch * div_up(p.m, t->bm) * div_up(p.n, t->bn);
+      const std::uint32_t blocks = t->warps_m * t->warps_n;
+      const double subgroups = static_cast<double>(tiles * blocks * t->warps_k * parts);
+      const double per_subgroup = static_cast<double>(t->bm * t->bn) / (blocks * t->warps_k);
+      const double used = static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t->bm * t->bn);
+      const bool filled = subgroups >= kResidentSubgroups;
+      const auto key = std::tuple(filled, filled ? per_subgroup : subgroups, filled ? -subgroups : per_subgroup, used);
+      if (!best || key > best_key) best = t, best_key = key;
+    }
+  return best;
 }
 
 }  // namespace
@@ -299,8 +343,10 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   for (std::uint32_t parts : {16u, 8u, 4u, 2u})
     if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk))) {
       best->groups = parts;
-      break;
+      return best;
     }
+  if (!p.conv_gather.empty())
+    if (auto resident = resident_gather_tiling(p, device)) return resident;
   return best;
 }
 

@@ -116,7 +116,8 @@ GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& devi
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none. A forced coopmat tile is given whatever the
 // problem; otherwise a Conv's K is split across workgroups where it is at least kSplitLongK and the
-// tiles leave SMs idle (split_fills_gpu).
+// tiles leave SMs idle (split_fills_gpu), and a gathered Conv's (not 1x1) of that K where its 32x32 tiles
+// would leave the GPU's resident subgroups short: 32x32 tiles over up to 16 workgroups then.
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt

@@ -353,7 +353,7 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
   };
   const char* coopmat = "roots/gemm_coopmat.glsl";
   // (The 7x7 layer with K = 1152 has fewer tiles than 132 and splits K; with K = 576 it does not. The
-  // 28x28 layer of 150 tiles does not either.)
+  // 28x28 layer with K = 1152 splits its 32x32 tiles to keep more subgroups busy; with K = 576 it does not.)
   for (const Case& c : {Case{{1, 13, 200, 220}, {7, 13, 3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 7, 100, 100}, {13, 7, 3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 1, DType::kF16, coopmat, true, ""},
                         Case{{1, 16, 120, 120}, {32, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
@@ -361,7 +361,7 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
                         Case{{1, 16, 140, 140}, {24, 16, 1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 128, 7, 7}, {64, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A", true},
                         Case{{1, 64, 7, 7}, {64, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
-                        Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
+                        Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A", true},
                         Case{{1, 64, 28, 28}, {192, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 8, 6, 6}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2, DType::kF16, "roots/conv2d.glsl", false, ""},
                         Case{{1, 16, 8, 8}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d.glsl", false, ""}}) {
@@ -389,6 +389,34 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
     auto optimized = optimize_and_validate(*spirv, kernel->spec.label);
     CHECK_MESSAGE(optimized.ok(), optimized.status().to_string());
+  }
+}
+
+// The coopmat rule's three regimes for gathered f16 Convs of long K, on H100-like limits: a 7x7 layer
+// (32 tiles) splits its 32x32x128 tiles with 4 subgroups along K over 4 workgroups (split_fills_gpu);
+// vgg11's 512 -> 512 28x28 layer (400 tiles of 32x32) splits 32x32x32 tiles over 8 workgroups to keep
+// more subgroups busy; the same layer at batch 8 (3200 tiles of 32x32) keeps whole 128x128x64 tiles.
+TEST_CASE("gathered f16 Convs of long K split or keep their tiles by how many the GPU holds") {
+  const DevicePlan device = h100_like_device();
+  struct Case {
+    Shape x;
+    const char* defines;
+  };
+  for (const Case& c : {Case{{1, 512, 7, 7}, "VKF_BM 32u VKF_BK 128u VKF_WARPS_K 4 VKF_SPLIT_GROUPS 4"},
+                        Case{{1, 512, 28, 28}, "VKF_BM 32u VKF_BK 32u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 8"},
+                        Case{{8, 512, 28, 28}, "VKF_BM 128u VKF_BK 64u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 1"}}) {
+    CAPTURE(shape_to_string(c.x));
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.x, DType::kF16), w = b.input("w", {512, 512, 3, 3}, DType::kF16);
+    b.output(b.op("Conv", {x, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    REQUIRE(kernel->spec.kernel_root == "roots/gemm_coopmat.glsl");
+    std::string defines;
+    for (const char* name : {"VKF_BM", "VKF_BK", "VKF_WARPS_K", "VKF_SPLIT_GROUPS"})
+      for (const auto& [key, value] : kernel->spec.kernel_defines)
+        if (key == name) defines += (defines.empty() ? "" : " ") + key + " " + value;
+    CHECK(defines == c.defines);
   }
 }
 
