@@ -6,6 +6,8 @@
 // VKF_BK steps. Each step's slices of A and B go global -> registers -> shared memory as fp16 pairs (one
 // uint each: packHalf2x16), through VKF_IN0 / VKF_IN1 so that pre-fused chains and chunked inputs load as
 // everywhere else; the next step's slices are loaded into registers while the current ones multiply.
+// With VKF_STAGES 2 the slices are staged in two buffers, alternating, and a step takes one barrier
+// instead of two (the host stages a gathered B in one: its Convs ran slower with two).
 // An operand is staged the way it is contiguous in memory (A as m rows of k when k is fast, else k rows
 // of m; B likewise) and loaded into matrices row- or column-major to match, so the global loads stay
 // coalesced either way. Rows are padded by 8 halves (16 bytes).
@@ -28,7 +30,7 @@
 //
 // Defines: as roots/gemm_tiled.glsl (VKF_BATCH, VKF_M, VKF_N, VKF_K, VKF_A_BATCH(b), VKF_B_BATCH(b),
 // strides, VKF_A_K_FAST, VKF_B_N_FAST, VKF_TILES_M, VKF_TILES_N, VKF_GEMM_VALUE(m, n, acc)), plus
-// VKF_BM, VKF_BN (multiples of 16 * warps), VKF_BK (a multiple of 16 * VKF_WARPS_K), VKF_WARPS_M,
+// VKF_BM, VKF_BN (multiples of 16 * warps), VKF_BK (a multiple of 16 * VKF_WARPS_K), VKF_STAGES (1 or 2), VKF_WARPS_M,
 // VKF_WARPS_N, VKF_WARPS_K (VKF_WORKGROUP_SIZE == WARPS_M * WARPS_N * WARPS_K * the device's fixed
 // subgroup size), VKF_A_QUADS and VKF_B_QUADS (1 where the operand's rows along its contiguous
 // dimension, and its row stride, are multiples of 8 elements), VKF_RAW_INPUTS (plain inputs also get
@@ -123,8 +125,8 @@ const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 // variables in the order the code first uses them, and with vkf_patch first (used by a helper function
 // above main) the H100's driver ran 128x128 tiles at 32 TFLOP/s instead of 190 (4096^3, 2026-11-24,
 // SPIR-V otherwise alike).
-shared uint vkf_sa[kRowsA * kRowA];
-shared uint vkf_sb[kRowsB * kRowB];
+shared uint vkf_sa[VKF_STAGES * kRowsA * kRowA];
+shared uint vkf_sb[VKF_STAGES * kRowsB * kRowB];
 shared float vkf_patch[VKF_WARPS_M * VKF_WARPS_N * 256];
 const uint kBlocks = uint(VKF_WARPS_M * VKF_WARPS_N), kFrags = kFragM * kFragN;
 #if VKF_WARPS_K > 1
@@ -274,32 +276,50 @@ void main() {
     }
 #endif
 
-    VKF_LOAD_SLICES(k_begin)
-    for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
-      barrier();  // every subgroup is done reading the previous step's slices
-      [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
-        const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);
+    // Registers -> the staged slices of buffer `stage`.
 #if VKF_A_RAW
-        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sa[s.x * kRowA + 4u * s.y + c] = ra[i][c];
+#define VKF_STORE_A(i, s, stage) [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sa[(stage) * kRowsA * kRowA + s.x * kRowA + 4u * s.y + c] = ra[i][c];
 #else
-        vkf_sa[s.x * kRowA + s.y] = ra[i];
+#define VKF_STORE_A(i, s, stage) vkf_sa[(stage) * kRowsA * kRowA + s.x * kRowA + s.y] = ra[i];
 #endif
-      }
-      [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {
-        const uvec2 s = vkf_pair(i, kRunB / VKF_B_VEC);
 #if VKF_B_RAW
-        [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sb[s.x * kRowB + 4u * s.y + c] = rb[i][c];
+#define VKF_STORE_B(i, s, stage) [[unroll]] for (uint c = 0u; c < 4u; ++c) vkf_sb[(stage) * kRowsB * kRowB + s.x * kRowB + 4u * s.y + c] = rb[i][c];
 #else
-        vkf_sb[s.x * kRowB + s.y] = rb[i];
+#define VKF_STORE_B(i, s, stage) vkf_sb[(stage) * kRowsB * kRowB + s.x * kRowB + s.y] = rb[i];
 #endif
-      }
+#define VKF_STORE_SLICES(stage)                                                                      \
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
+      const uvec2 s = vkf_pair(i, kRunA / VKF_A_VEC);                                                \
+      VKF_STORE_A(i, s, stage)                                                                       \
+    }                                                                                                \
+    [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
+      const uvec2 s = vkf_pair(i, kRunB / VKF_B_VEC);                                                \
+      VKF_STORE_B(i, s, stage)                                                                       \
+    }
+
+    VKF_LOAD_SLICES(k_begin)
+#if VKF_STAGES == 2
+    // Two buffers: the slices of step s + 1 go to the buffer step s does not read, so one barrier a
+    // step separates both the stores from the reads and the reads from the next stores.
+    VKF_STORE_SLICES(0u)
+    barrier();
+    uint stage = 0u;
+#else
+    const uint stage = 0u;
+#endif
+    for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
+#if VKF_STAGES == 1
+      barrier();  // every subgroup is done reading the previous step's slices
+      VKF_STORE_SLICES(0u)
       barrier();
+#endif
       if (k0 + VKF_BK < k_end) {
 #if VKF_CONV_GATHER
         gather_at = vkf_window_add(gather_at, vkf_window_step(VKF_BK));
 #endif
         VKF_LOAD_SLICES(k0 + VKF_BK)  // in flight while this step multiplies
       }
+      const uint sa0 = stage * kRowsA * kRowA, sb0 = stage * kRowsB * kRowB;
       // A constant trip count (the loop unrolls; the subgroup's offset along K is only in the addresses).
       [[unroll]] for (uint kq = 0u; kq < VKF_BK / (16u * uint(VKF_WARPS_K)); ++kq) {
         const uint kk = (kq * uint(VKF_WARPS_K) + warp_k) * 16u;
@@ -307,25 +327,35 @@ void main() {
         [[unroll]] for (uint i = 0u; i < kFragM; ++i) {
           const uint m = warp_m * kWarpM + i * 16u;
 #if VKF_A_K_FAST
-          coopMatLoadNV(a[i], vkf_sa, m * kRowA + kk / 2u, kRowA, false);
+          coopMatLoadNV(a[i], vkf_sa, sa0 + m * kRowA + kk / 2u, kRowA, false);
 #else
-          coopMatLoadNV(a[i], vkf_sa, kk * kRowA + m / 2u, kRowA, true);
+          coopMatLoadNV(a[i], vkf_sa, sa0 + kk * kRowA + m / 2u, kRowA, true);
 #endif
         }
         [[unroll]] for (uint j = 0u; j < kFragN; ++j) {
           const uint n = warp_n * kWarpN + j * 16u;
           fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b;
 #if VKF_B_N_FAST
-          coopMatLoadNV(b, vkf_sb, kk * kRowB + n / 2u, kRowB, false);
+          coopMatLoadNV(b, vkf_sb, sb0 + kk * kRowB + n / 2u, kRowB, false);
 #else
-          coopMatLoadNV(b, vkf_sb, n * kRowB + kk / 2u, kRowB, true);
+          coopMatLoadNV(b, vkf_sb, sb0 + n * kRowB + kk / 2u, kRowB, true);
 #endif
           [[unroll]] for (uint i = 0u; i < kFragM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
         }
       }
+#if VKF_STAGES == 2
+      if (k0 + VKF_BK < k_end) {
+        VKF_STORE_SLICES(stage ^ 1u)
+      }
+      barrier();
+      stage ^= 1u;
+#endif
     }
 #undef VKF_LOAD_SLICES
 #undef VKF_LOAD_B
+#undef VKF_STORE_SLICES
+#undef VKF_STORE_A
+#undef VKF_STORE_B
 
 #if VKF_WARPS_K > 1
     if (warp_k > 0u) {

@@ -336,7 +336,7 @@ TEST_CASE("the tiled GEMM root loads aligned f32 operands as vec4s") {
 
 // f16 Convs of one group take the same root where the device has cooperative matrices: W as A, X's
 // im2col matrix as B, gathered with strides, pads and dilations (or X's planes as they are for a plain
-// 1x1), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl. f16 layers
+// 1x1, staged in two buffers), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl. f16 layers
 // of fewer tiles than the GPU has SMs and a K of 1024 or more split K across workgroups.
 TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering their window") {
   const DevicePlan device = h100_like_device();
@@ -384,6 +384,7 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
       CHECK((source->find("#define VKF_A_QUADS 1") != std::string::npos) == (quads.find('A') != std::string::npos));
       CHECK((source->find("#define VKF_B_QUADS 1") != std::string::npos) == (quads.find('B') != std::string::npos));
       CHECK((source->find("#define VKF_SPLIT_GROUPS 1\n") == std::string::npos) == c.split);
+      CHECK((source->find("#define VKF_STAGES 2\n") != std::string::npos) == !c.gather);  // gathered: one buffer
     }
     auto spirv = compile_glsl_compute(*source, kernel->spec.label);
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
