@@ -310,7 +310,8 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, const DevicePlan& device) 
 // An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them
 // (roots/gemm_coopmat.glsl), per image Y = W * X' with X' gathered from X as in roots/conv2d.glsl;
 // none where no coopmat tiling fits or a Conv tile is forced (choose_coopmat_tiling splits a long K
-// across workgroups where the tiles are fewer than the GPU's SMs).
+// across workgroups where the tiles are fewer than the GPU's SMs, or, gathered, where its 32x32 tiles
+// would leave the GPU's resident subgroups short).
 std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, const DevicePlan& device) {
   if (!f16 || s.group != 1 || g_forced_tile) return std::nullopt;
   const WindowAxis &y = s.axes[0], &x = s.axes[1];

@@ -224,28 +224,46 @@ namespace {
 
 // Tiles of roots/gemm_coopmat.glsl: 2 x 2 subgroups (each a (tile / 2)^2 block of 16x16 accumulators),
 // K in bk steps, warps_k subgroups per block splitting each staged K slice. Each slice's 16-byte runs
-// divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup). No 64x64 tile splits
-// K, between subgroups or workgroups: the NVIDIA driver (580.159.04) gives both forms 122-136 registers
-// and 128 bytes of local memory (spills), where 64x64x32 gets 136 and none; 512x784x4608 as a GEMM ran
-// 0.168 ms either way against 0.049 whole (H100, 2026-11-24). Without 64x64 with 2 subgroups along K,
+// divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup). Only 32x32 tiles
+// split K, between subgroups (warps_k) or workgroups (kSplitTile): 64x64 ones that did got 122-136
+// registers and 128 bytes of local memory (spills) from the NVIDIA driver (580.159.04), where 64x64x32
+// gets 136 and none; 512x784x4608 as a GEMM ran 0.168 ms either way against 0.049 whole (H100,
+// 2026-11-24). Without 64x64 with 2 subgroups along K,
 // fp16 batch 1 went convnext_tiny 0.952 -> 0.828 ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 ->
 // 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 -> 0.69 (vit_b_16, mobilenet_v2 unchanged).
 constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {32, 32, 1}, {32, 64, 2}, {32, 128, 4}};
 
+// The one tile that splits K across workgroups (choose_coopmat_tiling, resident_gather_tiling), and its
+// subgroups (2 x 2).
+constexpr std::uint32_t kSplitTile = 32, kSplitTileSubgroups = 4;
+
 // Subgroups the H100 keeps resident at once: 64 per SM. A gathered Conv's tiles wait on their loads
 // (the window gather has no asynchronous copies to hide behind), so until the GPU holds this many the
 // latency is what counts.
-constexpr double kResidentSubgroups = 132.0 * 64.0;
+constexpr double kResidentSubgroups = static_cast<double>(kFillWorkgroups) * 64.0;
+
+// What a coopmat blocking `t` with K over `parts` workgroups gives problem `p`: busy subgroups, outputs
+// per subgroup, and the share of the tiles' outputs that are real (not padding). Both coopmat rules
+// score blockings on these.
+struct CoopmatLoad {
+  double subgroups, per_subgroup, used;
+};
+CoopmatLoad coopmat_load(const GemmProblem& p, const GemmTiling& t, std::uint32_t parts) {
+  const std::int64_t tiles = p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn);
+  const std::uint32_t blocks = t.warps_m * t.warps_n;
+  return {static_cast<double>(tiles * blocks * t.warps_k * parts), static_cast<double>(t.bm * t.bn) / (blocks * t.warps_k),
+          static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t.bm * t.bn)};
+}
 
 // force_coopmat_tile's setting.
 std::optional<CoopmatTile> g_forced_coopmat;
 
-// The blocking of shape `c` on `device`, or none where it does not fit. Two buffers of staged slices
-// where they fit, except for a gathered B (`gathered`). H100, 2026-11-24, fp16 ms, two buffers against
+// The blocking of shape `c` on `device` with at most `max_stages` buffers of staged slices (two where
+// they fit; a gathered B takes one), or none where one does not fit. H100, 2026-11-24, fp16 ms, two buffers against
 // one, one call: GEMMs 1024^3 0.0212 -> 0.0190, 197x3072x768 0.0159 -> 0.0146, 197x2304x768 0.0153 ->
 // 0.0139, 197x768x3072 0.0299 -> 0.0292; fused vit_b_16 1.609 -> 1.597, efficientnet_b0 0.461 ->
 // 0.458; but gathered Convs lost (vgg11 0.636 -> 0.661, densenet121 1.184 -> 1.195).
-std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePlan& device, bool gathered) {
+std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePlan& device, std::uint32_t max_stages) {
   GemmTiling t;
   t.kernel = GemmKernel::kCoopmat;
   t.bm = t.bn = c.tile;
@@ -265,15 +283,15 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
   const std::uint32_t b = std::max(t.bk * (t.bn / 2 + 4), t.bn * (t.bk / 2 + 4));
   const std::uint32_t blocks = t.warps_m * t.warps_n, frags = (t.bm / t.warps_m / 16) * (t.bn / t.warps_n / 16);
   const std::uint32_t rest = blocks * 256 + (t.warps_k - 1) * blocks * frags * 256;
-  t.stages = !gathered && 4 * (2 * (a + b) + rest) <= device.shared_memory_bytes ? 2 : 1;
+  t.stages = max_stages >= 2 && 4 * (2 * (a + b) + rest) <= device.shared_memory_bytes ? 2 : 1;
   t.shared_bytes = 4 * (t.stages * (a + b) + rest);
   if (t.shared_bytes > device.shared_memory_bytes) return std::nullopt;
   return t;
 }
 
 // A gathered Conv of long K whose tiles neither leave SMs idle (split_fills_gpu) nor, as 32x32 tiles,
-// fill kResidentSubgroups: the tile and split (32x32 tiles over 2-16 workgroups, each part at least
-// kLongSplitSteps steps) that keeps the most subgroups busy, up to kResidentSubgroups; among those that
+// fill kResidentSubgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at least
+// kLongSplitSteps steps, the one that keeps the most subgroups busy, up to kResidentSubgroups; among those that
 // reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
 // it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). H100, 2026-11-24, fp16 fused ms,
 // the rule without this step / with it, one call: batch 1 vgg11 0.686 / 0.633 (its 28x28 layers of K
@@ -283,24 +301,22 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 // gathered Conv of long K instead, it lost where the split above applies (densenet121 batch 1 1.23 ->
 // 1.43: 32x128 tiles with 4 subgroups along K over 2-4 workgroups win on its 7x7 and 14x14 layers).
 std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device) {
-  if (static_cast<double>(p.batch * div_up(p.m, 32) * div_up(p.n, 32) * 4) >= kResidentSubgroups) return std::nullopt;
+  const std::int64_t split_tiles = p.batch * div_up(p.m, kSplitTile) * div_up(p.n, kSplitTile);
+  if (static_cast<double>(split_tiles * kSplitTileSubgroups) >= kResidentSubgroups) return std::nullopt;
   std::optional<GemmTiling> best;
   std::tuple<bool, double, double, double> best_key{};
   for (const CoopmatTile& shape : kCoopmatTiles)
     for (std::uint32_t parts : {1u, 2u, 4u, 8u, 16u}) {
-      if (parts > 1 && shape.tile != 32) break;
+      if (parts > 1 && shape.tile != kSplitTile) break;
       CoopmatTile c = shape;
       c.groups = parts;
-      auto t = coopmat_blocking(c, device, true);
+      auto t = coopmat_blocking(c, device, 1);
       if (!t || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
       if (parts > 1 && p.k / (parts * t->bk) < kLongSplitSteps) continue;
-      const std::int64_t tiles = p.batch * div_up(p.m, t->bm) * div_up(p.n, t->bn);
-      const std::uint32_t blocks = t->warps_m * t->warps_n;
-      const double subgroups = static_cast<double>(tiles * blocks * t->warps_k * parts);
-      const double per_subgroup = static_cast<double>(t->bm * t->bn) / (blocks * t->warps_k);
-      const double used = static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t->bm * t->bn);
-      const bool filled = subgroups >= kResidentSubgroups;
-      const auto key = std::tuple(filled, filled ? per_subgroup : subgroups, filled ? -subgroups : per_subgroup, used);
+      const CoopmatLoad load = coopmat_load(p, *t, parts);
+      const bool filled = load.subgroups >= kResidentSubgroups;
+      const auto key = std::tuple(filled, filled ? load.per_subgroup : load.subgroups,
+                                  filled ? -load.subgroups : load.per_subgroup, load.used);
       if (!best || key > best_key) best = t, best_key = key;
     }
   return best;
@@ -310,8 +326,8 @@ std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const Dev
 
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const DevicePlan& device) {
   if (!p.both(DType::kF16) || !device.coopmat_f16 || g_forced_tile) return std::nullopt;
-  const bool gathered = !p.conv_gather.empty();
-  if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device, gathered);
+  const std::uint32_t max_stages = p.conv_gather.empty() ? 2 : 1;
+  if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device, max_stages);
   // First fill the GPU's matrix units (132 SMs x 4 sub-partitions, each with its own: kFillInvocations /
   // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
   // subgroups, then outputs per subgroup; then less padding. H100, 4096^3 fp16, 2026-11-22: 2x4
@@ -324,34 +340,32 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   std::optional<GemmTiling> best;
   std::tuple<bool, double, double, double> best_key{};
   for (const CoopmatTile& shape : kCoopmatTiles) {
-    auto t = coopmat_blocking(shape, device, gathered);
+    auto t = coopmat_blocking(shape, device, max_stages);
     if (!t) continue;
     if (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk) continue;  // split K only where K gives two steps
-    const std::int64_t tiles = p.batch * div_up(p.m, t->bm) * div_up(p.n, t->bn);
-    const std::uint32_t blocks = t->warps_m * t->warps_n;
-    const double subgroups = static_cast<double>(tiles * blocks * t->warps_k);
-    const double per_subgroup = static_cast<double>(t->bm * t->bn) / (blocks * t->warps_k);
-    const double used = static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t->bm * t->bn);
-    const bool filled = subgroups >= kFillSubgroups;
-    const auto key = std::tuple(filled, filled ? per_subgroup : subgroups, filled ? used : per_subgroup,
-                                filled ? 0.0 : used);
+    const CoopmatLoad load = coopmat_load(p, *t, 1);
+    const bool filled = load.subgroups >= kFillSubgroups;
+    const auto key = std::tuple(filled, filled ? load.per_subgroup : load.subgroups, filled ? load.used : load.per_subgroup,
+                                filled ? 0.0 : load.used);
     if (!best || key > best_key) best = t, best_key = key;
   }
-  // A Conv splits K across workgroups where K is at least kSplitLongK and its tiles leave SMs idle, as
-  // conv_ops.cpp's choose_conv_parts does for roots/conv2d.glsl (split_fills_gpu). H100, 2026-11-24, fp16,
-  // fused ms, this root's split and incremental gather against neither (and Convs of K >= 1024 with
-  // fewer tiles than SMs or only 32x32 ones sent to roots/conv2d.glsl), two runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
+  // A Conv on 32x32 tiles splits K across workgroups where K is at least kSplitLongK and its tiles
+  // leave SMs idle, as conv_ops.cpp's choose_conv_parts does for roots/conv2d.glsl (split_fills_gpu).
+  // H100, 2026-11-24, fp16, fused ms, this root's split and incremental gather against neither (and
+  // Convs of K >= 1024 with fewer tiles than SMs or only 32x32 ones sent to roots/conv2d.glsl), two
+  // runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
   // 0.332 -> 0.264, densenet121 1.33 -> 1.25; batch 8 resnet50 4.07 -> 2.79, vgg11 4.44 -> 2.11.
   // MatMuls do not split: at every K the split made vit_b_16 1.60 -> 1.93 ms (its 197 x 768 outputs
   // over K 3072 run best on 48 whole tiles), and splits below K 1024 made mobilenet_v2 and
   // squeezenet1_1 4-5% slower.
   if (!best || !p.conv || p.k < kSplitLongK || device.max_bindings < kMinBindingsForScratch) return best;
   const std::int64_t tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn);
-  for (std::uint32_t parts : {16u, 8u, 4u, 2u})
-    if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk))) {
-      best->groups = parts;
-      return best;
-    }
+  if (best->bm == kSplitTile)
+    for (std::uint32_t parts : {16u, 8u, 4u, 2u})
+      if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk))) {
+        best->groups = parts;
+        return best;
+      }
   if (!p.conv_gather.empty())
     if (auto resident = resident_gather_tiling(p, device)) return resident;
   return best;
@@ -376,7 +390,7 @@ Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& dev
                                                          "blocks of whole 16x16 matrices, bk a multiple of 16 x the "
                                                          "subgroups along K, and 1 to " + std::to_string(kMaxSplitGroups) +
                                                          " workgroups per tile");
-    if (!device.coopmat_f16 || !coopmat_blocking(t, device, true))
+    if (!device.coopmat_f16 || !coopmat_blocking(t, device, 1))
       return make_error(ErrorCode::kInvalidArgument, "cooperative-matrix tile " + name +
                                                          " does not fit this device (cooperative matrices, invocations, shared memory, "
                                                          "each slice's 16-byte runs over the invocations, or the "

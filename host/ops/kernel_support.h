@@ -97,7 +97,7 @@ struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
   std::uint32_t bm = 0, bn = 0, bk = 0;
   std::uint32_t tm = 0, tn = 0;   // kTiled: the register block of one invocation (multiples of 4)
-  std::uint32_t stages = 1;       // kTiled: shared-memory buffers (2: the next slices load during the multiply)
+  std::uint32_t stages = 1;       // kTiled, kCoopmat: shared-memory buffers of staged slices (1 or 2)
   std::uint32_t split = 1;        // kTiled: slices of invocations splitting each staged K slice
   std::uint32_t groups = 1;       // kTiled, kCoopmat: workgroups splitting K for each tile
   std::uint32_t k_lanes = 1;      // kSkinny
@@ -116,8 +116,10 @@ GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& devi
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none. A forced coopmat tile is given whatever the
 // problem; otherwise a Conv's K is split across workgroups where it is at least kSplitLongK and the
-// tiles leave SMs idle (split_fills_gpu), and a gathered Conv's (not 1x1) of that K where its 32x32 tiles
-// would leave the GPU's resident subgroups short: 32x32 tiles over up to 16 workgroups then.
+// tiles (32x32 only) leave SMs idle (split_fills_gpu); otherwise a gathered Conv (one that is not a plain
+// 1x1) of that K whose 32x32 tiles would leave the GPU's resident subgroups short takes the tile, whole
+// or 32x32 over up to 16 workgroups, that keeps the most of them busy. Two buffers of staged slices where
+// they fit, one for a gathered B.
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
 // `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt
@@ -125,7 +127,8 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, cons
 // Fails (and leaves the setting alone) when the tile is not a valid blocking on `device`.
 Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device);
 // The same for roots/gemm_coopmat.glsl: while set, f16 products on a device with cooperative matrices
-// get `tile`. Fails where the tile is not a valid blocking on `device`.
+// get `tile` (two buffers where they fit and B is not gathered). Fails where the tile is not a valid
+// blocking on `device` with one buffer.
 Status force_coopmat_tile(std::optional<CoopmatTile> tile, const DevicePlan& device);
 // The shapes choose_coopmat_tiling picks from, for tests that run each.
 std::span<const CoopmatTile> coopmat_tiles();

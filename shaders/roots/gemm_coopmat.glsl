@@ -125,6 +125,9 @@ const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 // variables in the order the code first uses them, and with vkf_patch first (used by a helper function
 // above main) the H100's driver ran 128x128 tiles at 32 TFLOP/s instead of 190 (4096^3, 2026-11-24,
 // SPIR-V otherwise alike).
+#if VKF_STAGES != 1 && VKF_STAGES != 2
+#error VKF_STAGES is 1 or 2
+#endif
 shared uint vkf_sa[VKF_STAGES * kRowsA * kRowA];
 shared uint vkf_sb[VKF_STAGES * kRowsB * kRowB];
 shared float vkf_patch[VKF_WARPS_M * VKF_WARPS_N * 256];

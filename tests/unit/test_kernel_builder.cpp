@@ -393,22 +393,25 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
   }
 }
 
-// The coopmat rule's three regimes for gathered f16 Convs of long K, on H100-like limits: a 7x7 layer
-// (32 tiles) splits its 32x32x128 tiles with 4 subgroups along K over 4 workgroups (split_fills_gpu);
+// The coopmat rule's regimes for gathered f16 Convs of long K, on H100-like limits: a 7x7 layer (32
+// tiles) splits its 32x32x128 tiles with 4 subgroups along K over 4 workgroups (split_fills_gpu);
 // vgg11's 512 -> 512 28x28 layer (400 tiles of 32x32) splits 32x32x32 tiles over 8 workgroups to keep
-// more subgroups busy; the same layer at batch 8 (3200 tiles of 32x32) keeps whole 128x128x64 tiles.
+// more subgroups busy; the same layer at batch 8 (3200 tiles of 32x32) keeps whole 128x128x64 tiles. A
+// layer of exactly 132 64x64 tiles does not split them (64x64 tiles that split K spill registers on
+// the H100): it takes 32x32 tiles over 4 workgroups instead.
 TEST_CASE("gathered f16 Convs of long K split or keep their tiles by how many the GPU holds") {
   const DevicePlan device = h100_like_device();
   struct Case {
-    Shape x;
+    Shape x, w;
     const char* defines;
   };
-  for (const Case& c : {Case{{1, 512, 7, 7}, "VKF_BM 32u VKF_BK 128u VKF_WARPS_K 4 VKF_SPLIT_GROUPS 4"},
-                        Case{{1, 512, 28, 28}, "VKF_BM 32u VKF_BK 32u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 8"},
-                        Case{{8, 512, 28, 28}, "VKF_BM 128u VKF_BK 64u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 1"}}) {
+  for (const Case& c : {Case{{1, 512, 7, 7}, {512, 512, 3, 3}, "VKF_BM 32u VKF_BK 128u VKF_WARPS_K 4 VKF_SPLIT_GROUPS 4"},
+                        Case{{1, 512, 28, 28}, {512, 512, 3, 3}, "VKF_BM 32u VKF_BK 32u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 8"},
+                        Case{{8, 512, 28, 28}, {512, 512, 3, 3}, "VKF_BM 128u VKF_BK 64u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 1"},
+                        Case{{1, 128, 26, 26}, {768, 128, 3, 3}, "VKF_BM 32u VKF_BK 32u VKF_WARPS_K 1 VKF_SPLIT_GROUPS 4"}}) {
     CAPTURE(shape_to_string(c.x));
     GraphBuilder b;
-    const Tensor x = b.input("x", c.x, DType::kF16), w = b.input("w", {512, 512, 3, 3}, DType::kF16);
+    const Tensor x = b.input("x", c.x, DType::kF16), w = b.input("w", c.w, DType::kF16);
     b.output(b.op("Conv", {x, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}), "y");
     auto kernel = try_kernel_of(b, device);
     REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
