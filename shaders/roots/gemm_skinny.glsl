@@ -4,12 +4,16 @@
 // VKF_COLS columns, the VKF_K_LANES lanes of each column split K between them, and a shared-memory tree
 // adds their partial dot products (within the workgroup: each output element is still written once,
 // with its final value, through VKF_OUT0). Consecutive invocations read consecutive elements of B
-// whichever of k and n is contiguous (VKF_B_N_FAST), in fp32 registers.
+// whichever of k and n is contiguous (VKF_B_N_FAST), in fp32 registers. Where B's k is contiguous and
+// its columns are whole 16-byte runs (VKF_B_RUN elements: 4 f32 or 8 f16) of a plain tensor, a lane
+// reads a run at a time, raw, four runs in flight; A's rows likewise where they are (VKF_A_RUN).
 //
 // Defines (host/ops/kernel_support.cpp, gemm_launch): those of roots/gemm_tiled.glsl for the problem
 // (VKF_BATCH, VKF_M, VKF_N, VKF_K, VKF_A_BATCH(b), VKF_B_BATCH(b), VKF_A_STRIDE_M, VKF_A_STRIDE_K,
 // VKF_B_STRIDE_K, VKF_B_STRIDE_N, VKF_B_N_FAST, VKF_TILES_M, VKF_TILES_N, VKF_GEMM_VALUE), and
-// VKF_ROWS, VKF_COLS, VKF_K_LANES (a power of two; VKF_COLS * VKF_K_LANES is the workgroup size).
+// VKF_ROWS, VKF_COLS, VKF_K_LANES (a power of two; VKF_COLS * VKF_K_LANES is the workgroup size),
+// VKF_RAW_INPUTS 1, VKF_B_RUN and VKF_A_RUN (0, or the elements of a 16-byte run where the operand's k
+// is contiguous and its rows and row stride are whole runs).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -30,6 +34,40 @@ void vkf_accumulate(inout float acc[VKF_ROWS], uint a_base, uint m0, uint k, flo
       acc[i] = fma(VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K), bv, acc[i]);
   }
 }
+
+#if defined(VKF_IN1_RAW) && VKF_B_RUN > 0 && !VKF_B_N_FAST
+#define VKF_B_RUNS 1
+#if defined(VKF_IN0_RAW) && VKF_A_RUN == VKF_B_RUN
+#define VKF_A_RUNS 1
+#endif
+// Element e of a raw 16-byte run of VKF_B_RUN elements (the same dtype for A's runs).
+float vkf_run_element(uvec4 run, uint e) {
+#if VKF_B_RUN == 8
+  const vec2 pair = unpackHalf2x16(run[e / 2u]);
+  return (e % 2u) == 0u ? pair.x : pair.y;
+#else
+  return uintBitsToFloat(run[e]);
+#endif
+}
+// acc[i] += A[m0 + i, k .. k + VKF_B_RUN - 1] . run, B's run starting at k.
+void vkf_accumulate_run(inout float acc[VKF_ROWS], uint a_base, uint m0, uint k, uvec4 run) {
+  [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
+    if (VKF_M % VKF_ROWS == 0u || m0 + i < VKF_M) {
+#if defined(VKF_A_RUNS)
+      const uvec4 a = VKF_IN0_RAW16(a_base + (m0 + i) * VKF_A_STRIDE_M + k);
+#endif
+      [[unroll]] for (uint e = 0u; e < uint(VKF_B_RUN); ++e) {
+#if defined(VKF_A_RUNS)
+        const float av = vkf_run_element(a, e);
+#else
+        const float av = VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + (k + e) * VKF_A_STRIDE_K);
+#endif
+        acc[i] = fma(av, vkf_run_element(run, e), acc[i]);
+      }
+    }
+  }
+}
+#endif
 
 void main() {
   const uint id = gl_LocalInvocationID.x;
@@ -52,6 +90,18 @@ void main() {
     float acc[VKF_ROWS];
     [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) acc[i] = 0.0;
     if (n < VKF_N) {
+#if defined(VKF_B_RUNS)
+      // Runs q, q + K_LANES, ... of column n: a subgroup of lanes reads consecutive runs, 16 bytes each.
+      const uint runs = VKF_K / uint(VKF_B_RUN), column = b_base + n * VKF_B_STRIDE_N;
+      uint q = lane;
+      for (; q + 3u * VKF_K_LANES < runs; q += 4u * VKF_K_LANES) {
+        uvec4 rv[4];
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) rv[u] = VKF_IN1_RAW16(column + (q + u * VKF_K_LANES) * uint(VKF_B_RUN));
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) vkf_accumulate_run(acc, a_base, m0, (q + u * VKF_K_LANES) * uint(VKF_B_RUN), rv[u]);
+      }
+      for (; q < runs; q += VKF_K_LANES)
+        vkf_accumulate_run(acc, a_base, m0, q * uint(VKF_B_RUN), VKF_IN1_RAW16(column + q * uint(VKF_B_RUN)));
+#else
       // Four loads of B in flight per invocation before their multiplies: a product this thin is bound
       // by memory, and one outstanding load per invocation would leave much of its bandwidth unused.
       uint k = lane;
@@ -62,6 +112,7 @@ void main() {
       }
       for (; k < VKF_K; k += VKF_K_LANES)
         vkf_accumulate(acc, a_base, m0, k, VKF_IN1(b_base + k * VKF_B_STRIDE_K + n * VKF_B_STRIDE_N));
+#endif
     }
     [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) vkf_partial[i][id] = acc[i];
     barrier();

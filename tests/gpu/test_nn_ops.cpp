@@ -35,6 +35,9 @@ const std::vector<KernelCase> kNnCases = {
     {"Gemm", {{70, 33}, {45, 33}, {70, 1}}, {{"transB", 1.0f}}},
     {"Gemm", {{33, 70}, {45, 33}}, {{"transA", 1.0f}, {"transB", 1.0f}, {"alpha", 2.0f}}},
     {"Gemm", {{1, 300}, {10, 300}, {10}}, {{"transB", 1.0f}}},  // a flattened input into a classifier
+    // Rows of whole 16-byte runs (K 304: 8 f16 or 4 f32): the skinny root reads A and B a run at a time,
+    // four runs in flight and a tail of single runs (K 304 is 38 runs of 8 for 32 lanes).
+    {"Gemm", {{2, 304}, {24, 304}, {24}}, {{"transB", 1.0f}}},
     {"Gemm", {{300, 3}, {300, 40}, {3, 40}}, {{"transA", 1.0f}}},
     {"Gemm", {{3, 300}, {40, 300}, {1, 40}}, {{"transB", 1.0f}, {"alpha", 0.5f}, {"beta", 2.0f}}},
     {"Gemm", {{300, 2}, {40, 300}}, {{"transA", 1.0f}, {"transB", 1.0f}}},

@@ -424,6 +424,40 @@ TEST_CASE("gathered f16 Convs of long K split or keep their tiles by how many th
   }
 }
 
+// A fully connected layer (Gemm with transB: B's K contiguous) on the skinny root reads B, and A where
+// it is a plain tensor, as raw 16-byte runs where K and the row strides are whole runs (8 f16, 4 f32),
+// element by element where they are not (K 300 in f16) or where B's n is contiguous.
+TEST_CASE("the skinny GEMM root reads operands whose K is contiguous as 16-byte runs") {
+  const DevicePlan device = small_types_device();
+  struct Case {
+    std::int64_t k;
+    DType dtype;
+    float trans_b;
+    const char* runs;  // "VKF_A_RUN a VKF_B_RUN b"
+  };
+  for (const Case& c : {Case{304, DType::kF16, 1, "VKF_A_RUN 8 VKF_B_RUN 8"}, Case{300, DType::kF32, 1, "VKF_A_RUN 4 VKF_B_RUN 4"},
+                        Case{300, DType::kF16, 1, "VKF_A_RUN 0 VKF_B_RUN 0"}, Case{304, DType::kF16, 0, "VKF_A_RUN 8 VKF_B_RUN 0"}}) {
+    CAPTURE(c.k);
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, c.k}, c.dtype);
+    const Tensor w = b.input("w", c.trans_b != 0 ? Shape{24, c.k} : Shape{c.k, 24}, c.dtype);
+    b.output(b.op("Gemm", {x, w}, {{"transB", c.trans_b}}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    REQUIRE(kernel->spec.kernel_root == "roots/gemm_skinny.glsl");
+    std::string runs;
+    for (const char* name : {"VKF_A_RUN", "VKF_B_RUN"})
+      for (const auto& [key, value] : kernel->spec.kernel_defines)
+        if (key == name) runs += (runs.empty() ? "" : " ") + key + " " + value;
+    CHECK(runs == c.runs);
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
+  }
+}
+
 TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
   {
     GraphBuilder b;
