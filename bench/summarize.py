@@ -32,6 +32,7 @@ import tempfile
 FP32_TARGET = 2.0
 FP16_TARGET = 1.0
 GEMM_TARGETS = {"f32": 0.9, "f16": 0.6}
+FUSION_TARGET = 1.5  # issue 4: geomean of fused over unfused at batch 1
 COLD_TARGET_MS = 1500.0
 WARM_TARGET_MS = 50.0
 TORCH_MODES = ("eager", "compile", "reduce-overhead")
@@ -332,6 +333,25 @@ class Summary:
             self.add_csv("fusion", m, prec, batch, "vkfuse", "dispatches", f["dispatches"], "")
         return lines
 
+    def fusion_summary(self):
+        """Per precision and batch: the geomean of fused over unfused, the smallest gain and the models whose
+        fused intermediates exceed the unfused ones (issue 4: geomean >= 1.5x at batch 1, never slower,
+        never more memory)."""
+        groups = {}
+        for (m, prec, batch), r in sorted(self.run.bench.items()):
+            if r.get("speedup"):
+                groups.setdefault((prec, batch), []).append((r["speedup"], m, r["fused"], r["unfused"]))
+        lines = []
+        for (prec, batch), rows in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+            geomean = math.exp(sum(math.log(x) for x, *_ in rows) / len(rows))
+            smallest, smallest_model = min((x, m) for x, m, *_ in rows)
+            larger = [m for _, m, f, u in rows if f["intermediate_bytes"] > u["intermediate_bytes"]]
+            target = f" ({'PASS' if geomean >= FUSION_TARGET else 'MISS'}, target ≥{FUSION_TARGET:g}x)" if batch == 1 else ""
+            lines.append(f"{prec} batch {batch}, {len(rows)} models: geomean {geomean:.4f}x{target}; smallest "
+                         f"{smallest:.2f}x ({smallest_model}); fused intermediates larger than unfused: "
+                         f"{', '.join(larger) if larger else 'none'}")
+        return lines
+
     def correctness_table(self):
         lines = ["| model | vkfuse fp32 b1 | vkfuse fp16 b1 | vkfuse fp32 b8 | vkfuse fp16 b8 | vkfuse unfused fp32 / fp16 b1 | "
                  "torch fp32 eager vs output.npy | torch fp16 eager vs fp32 | torch compile / reduce-overhead fp32 "
@@ -567,6 +587,7 @@ class Summary:
         measured = lambda prec: sum(1 for t in self.targets.values() if t[prec][1])
         extra.insert(0, f"fp32 target met by {count('fp32')} of {measured('fp32')} models measured, fp16 target by "
                         f"{count('fp16')} of {measured('fp16')} ({len(self.run.models)} models in the run)")
+        extra += [f"FusionBench {line}" for line in self.fusion_summary() if " batch 1," in line]
         return lines + [""] + [f"- {e}" for e in extra]
 
     def markdown(self):
@@ -631,7 +652,8 @@ class Summary:
               "load + context + session, the whole way from the file to a ready session; the columns before give "
               "the parts. For scale, PyTorch's first reduce-overhead call (Inductor's caches already warm, "
               "CUDA graphs recorded on it) is beside it.", ""] + startup + [
-              "", "## FusionBench (vkfuse fused vs unfused)", ""] + fusion + [
+              "", "## FusionBench (vkfuse fused vs unfused)", ""] + fusion + [""] + \
+            [f"- {line}" for line in self.fusion_summary()] + [
               "", "## Profile of the models that miss a target", "",
               "The 10 slowest fused groups of one profiled run (`vkfuse bench`'s slowest_fused_groups).", ""] + \
             self.profiles() + ["## Skipped, failed or incomplete steps", ""] + self.problems()
