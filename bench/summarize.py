@@ -334,9 +334,9 @@ class Summary:
         return lines
 
     def fusion_summary(self):
-        """Per precision and batch: the geomean of fused over unfused, the smallest gain and the models whose
-        fused intermediates exceed the unfused ones (issue 4: geomean >= 1.5x at batch 1, never slower,
-        never more memory)."""
+        """(batch, line) per precision and batch: the geomean of fused over unfused, the smallest gain and the
+        models whose fused intermediates exceed the unfused ones (issue 4: geomean >= 1.5x at batch 1, never
+        slower, never more memory)."""
         groups = {}
         for (m, prec, batch), r in sorted(self.run.bench.items()):
             if r.get("speedup"):
@@ -347,9 +347,9 @@ class Summary:
             smallest, smallest_model = min((x, m) for x, m, *_ in rows)
             larger = [m for _, m, f, u in rows if f["intermediate_bytes"] > u["intermediate_bytes"]]
             target = f" ({'PASS' if geomean >= FUSION_TARGET else 'MISS'}, target ≥{FUSION_TARGET:g}x)" if batch == 1 else ""
-            lines.append(f"{prec} batch {batch}, {len(rows)} models: geomean {geomean:.4f}x{target}; smallest "
-                         f"{smallest:.2f}x ({smallest_model}); fused intermediates larger than unfused: "
-                         f"{', '.join(larger) if larger else 'none'}")
+            lines.append((batch, f"{prec} batch {batch}, {len(rows)} models: geomean {geomean:.4f}x{target}; smallest "
+                                 f"{smallest:.2f}x ({smallest_model}); fused intermediates larger than unfused: "
+                                 f"{', '.join(larger) if larger else 'none'}"))
         return lines
 
     def correctness_table(self):
@@ -587,7 +587,7 @@ class Summary:
         measured = lambda prec: sum(1 for t in self.targets.values() if t[prec][1])
         extra.insert(0, f"fp32 target met by {count('fp32')} of {measured('fp32')} models measured, fp16 target by "
                         f"{count('fp16')} of {measured('fp16')} ({len(self.run.models)} models in the run)")
-        extra += [f"FusionBench {line}" for line in self.fusion_summary() if " batch 1," in line]
+        extra += [f"FusionBench {line}" for batch, line in self.fusion_summary() if batch == 1]
         return lines + [""] + [f"- {e}" for e in extra]
 
     def markdown(self):
@@ -653,7 +653,7 @@ class Summary:
               "the parts. For scale, PyTorch's first reduce-overhead call (Inductor's caches already warm, "
               "CUDA graphs recorded on it) is beside it.", ""] + startup + [
               "", "## FusionBench (vkfuse fused vs unfused)", ""] + fusion + [""] + \
-            [f"- {line}" for line in self.fusion_summary()] + [
+            [f"- {line}" for _, line in self.fusion_summary()] + [
               "", "## Profile of the models that miss a target", "",
               "The 10 slowest fused groups of one profiled run (`vkfuse bench`'s slowest_fused_groups).", ""] + \
             self.profiles() + ["## Skipped, failed or incomplete steps", ""] + self.problems()

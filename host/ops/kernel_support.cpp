@@ -228,9 +228,9 @@ namespace {
 // split K, between subgroups (warps_k) or workgroups (kSplitTile): 64x64 ones that did got 122-136
 // registers and 128 bytes of local memory (spills) from the NVIDIA driver (580.159.04), where 64x64x32
 // gets 136 and none; 512x784x4608 as a GEMM ran 0.168 ms either way against 0.049 whole (H100,
-// 2026-11-24). Without 64x64 with 2 subgroups along K,
-// fp16 batch 1 went convnext_tiny 0.952 -> 0.828 ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 ->
-// 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 -> 0.69 (vit_b_16, mobilenet_v2 unchanged).
+// 2026-11-24). Without 64x64 with 2 subgroups along K, fp16 batch 1 went convnext_tiny 0.952 -> 0.828
+// ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 -> 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 ->
+// 0.69 (vit_b_16, mobilenet_v2 unchanged).
 constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {32, 32, 1}, {32, 64, 2}, {32, 128, 4}};
 
 // The one tile that splits K across workgroups (choose_coopmat_tiling, resident_gather_tiling), and its
@@ -259,8 +259,8 @@ CoopmatLoad coopmat_load(const GemmProblem& p, const GemmTiling& t, std::uint32_
 std::optional<CoopmatTile> g_forced_coopmat;
 
 // The blocking of shape `c` on `device` with at most `max_stages` buffers of staged slices (two where
-// they fit; a gathered B takes one), or none where one does not fit. H100, 2026-11-24, fp16 ms, two buffers against
-// one, one call: GEMMs 1024^3 0.0212 -> 0.0190, 197x3072x768 0.0159 -> 0.0146, 197x2304x768 0.0153 ->
+// they fit; a gathered B takes one), or none where one does not fit. H100, 2026-11-24, fp16 ms, two
+// buffers against one, one call: GEMMs 1024^3 0.0212 -> 0.0190, 197x3072x768 0.0159 -> 0.0146, 197x2304x768 0.0153 ->
 // 0.0139, 197x768x3072 0.0299 -> 0.0292; fused vit_b_16 1.609 -> 1.597, efficientnet_b0 0.461 ->
 // 0.458; but gathered Convs lost (vgg11 0.636 -> 0.661, densenet121 1.184 -> 1.195).
 std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePlan& device, std::uint32_t max_stages) {
@@ -290,9 +290,9 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 }
 
 // A gathered Conv of long K whose tiles neither leave SMs idle (split_fills_gpu) nor, as 32x32 tiles,
-// fill kResidentSubgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at least
-// kLongSplitSteps steps, the one that keeps the most subgroups busy, up to kResidentSubgroups; among those that
-// reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
+// fill kResidentSubgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at
+// least kLongSplitSteps steps, the one that keeps the most subgroups busy, up to kResidentSubgroups;
+// among those that reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
 // it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). H100, 2026-11-24, fp16 fused ms,
 // the rule without this step / with it, one call: batch 1 vgg11 0.686 / 0.633 (its 28x28 layers of K
 // 2304 and 4608 0.075 / 0.055 and 0.126 / 0.096 ms), googlenet 0.250 / 0.235, densenet121 1.177 /
@@ -474,13 +474,14 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
       const bool k_fast = operand == 'A' ? p.a_stride_m != 1 : p.b_stride_k == 1;
       return k_fast && runs_aligned(p, operand, elements) ? elements : 0;
     };
+    const std::int64_t a_run = run('A', p.a_dtype), b_run = run('B', p.b_dtype);
     launch.root = "roots/gemm_skinny.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_ROWS", glsl_uint(tiling.bm)},
                                                  {"VKF_COLS", glsl_uint(tiling.bn)},
                                                  {"VKF_K_LANES", glsl_uint(tiling.k_lanes)},
-                                                 {"VKF_RAW_INPUTS", "1"},
-                                                 {"VKF_A_RUN", std::to_string(run('A', p.a_dtype))},
-                                                 {"VKF_B_RUN", std::to_string(run('B', p.b_dtype))}});
+                                                 {"VKF_RAW_INPUTS", b_run > 0 ? "1" : "0"},  // raw views only then
+                                                 {"VKF_A_RUN", std::to_string(a_run)},
+                                                 {"VKF_B_RUN", std::to_string(b_run)}});
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
     // An operand stages 16-byte runs straight from memory where its runs of 8 halves are 16-byte aligned.
     // (A Conv's gathered B is never read as runs.)

@@ -51,21 +51,16 @@ float vkf_run_element(uvec4 run, uint e) {
 }
 // acc[i] += A[m0 + i, k .. k + VKF_B_RUN - 1] . run, B's run starting at k.
 void vkf_accumulate_run(inout float acc[VKF_ROWS], uint a_base, uint m0, uint k, uvec4 run) {
+#if defined(VKF_A_RUNS)
   [[unroll]] for (uint i = 0u; i < VKF_ROWS; ++i) {
     if (VKF_M % VKF_ROWS == 0u || m0 + i < VKF_M) {
-#if defined(VKF_A_RUNS)
       const uvec4 a = VKF_IN0_RAW16(a_base + (m0 + i) * VKF_A_STRIDE_M + k);
-#endif
-      [[unroll]] for (uint e = 0u; e < uint(VKF_B_RUN); ++e) {
-#if defined(VKF_A_RUNS)
-        const float av = vkf_run_element(a, e);
-#else
-        const float av = VKF_IN0(a_base + (m0 + i) * VKF_A_STRIDE_M + (k + e) * VKF_A_STRIDE_K);
-#endif
-        acc[i] = fma(av, vkf_run_element(run, e), acc[i]);
-      }
+      [[unroll]] for (uint e = 0u; e < uint(VKF_B_RUN); ++e) acc[i] = fma(vkf_run_element(a, e), vkf_run_element(run, e), acc[i]);
     }
   }
+#else
+  [[unroll]] for (uint e = 0u; e < uint(VKF_B_RUN); ++e) vkf_accumulate(acc, a_base, m0, k + e, vkf_run_element(run, e));
+#endif
 }
 #endif
 

@@ -456,6 +456,20 @@ TEST_CASE("the skinny GEMM root reads operands whose K is contiguous as 16-byte 
     REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
     CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
   }
+  // A computed in the loads (a pre-fused Relu) has no raw view: B's runs meet A element by element.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {2, 304}, DType::kF16), w = b.input("w", {24, 304}, DType::kF16);
+  b.output(b.op("Gemm", {b.op("Relu", {x}), w}, {{"transB", 1.0f}}), "y");
+  auto kernel = try_kernel_of(b, device);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+  REQUIRE(kernel->spec.kernel_root == "roots/gemm_skinny.glsl");
+  auto source = build_kernel(kernel->spec);
+  REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+  CHECK(source->find("#define VKF_B_RUN 8") != std::string::npos);
+  CHECK(source->find("#define VKF_IN0_RAW 1") == std::string::npos);
+  auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+  REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+  CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
 }
 
 TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
