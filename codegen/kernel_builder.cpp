@@ -62,7 +62,7 @@ Status check_spec(const KernelSpec& spec) {
     if (!spec.ops.empty() || spec.is_reduce()) return fail("kernel roots have no pre stage");
     // Loads: one per computed argument, in argument order, each a well-formed chain over inputs
     // that broadcast to the argument.
-    std::size_t computed = 0;
+    std::size_t computed = 0, elements = 0;
     for (const KernelInput& input : spec.inputs) {
       if (input.load < 0) continue;
       if (input.load != static_cast<int>(computed++)) return fail("loads out of argument order");
@@ -71,7 +71,14 @@ Status check_spec(const KernelSpec& spec) {
         if (!in.is_literal && !broadcasts_to(in.shape, input.shape))
           return fail("load input of shape " + shape_to_string(in.shape) + " does not broadcast to the argument " +
                       shape_to_string(input.shape));
-      VKFUSE_TRY(check_operands(spec, load.ops, load.inputs.size(), 0));
+      VKFUSE_TRY(check_operands(spec, load.ops, load.inputs.size(), load.element ? 1 : 0));
+      if (load.value.source == KernelOperand::Source::kReduced && (!load.element || load.value.index != 0))
+        return fail("a load's value is an element it does not compute");
+      if (!load.element) continue;
+      if (++elements > 1) return fail("more than one load computes an element");
+      for (const KernelInput& in : load.element->inputs)
+        if (in.is_literal || !in.strides.empty() || in.offset != 0 || in.chunk_elements != 0)
+          return fail("an element reads whole contiguous tensors of one binding");
     }
     if (computed != spec.loads.size()) return fail("a load no argument uses");
     if ((spec.split_counters > 0) != (spec.split_partial_bytes > 0)) return fail("split K needs counters and partials");
@@ -235,8 +242,7 @@ uint32_t count_bindings(const KernelSpec& spec) {
   std::map<int, int> shared;
   int next_binding = 0;
   make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
-  for (std::size_t l = 0; l < spec.loads.size(); ++l)
-    make_stage(spec.loads[l].inputs, spec.loads[l].ops, {}, "", shared, next_binding);
+  for (const KernelLoad& load : spec.loads) make_load_stages(load, {}, shared, next_binding);
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size()) +
          (spec.split_counters > 0 ? 2u : 0u);
@@ -254,11 +260,10 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   std::map<int, int> shared;
   int next_binding = 0;
   const Stage pre = make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
-  std::vector<Stage> loads;
+  std::vector<LoadStages> loads;
   for (std::size_t k = 0; k < spec.inputs.size(); ++k)
     if (const int l = spec.inputs[k].load; l >= 0)
-      loads.push_back(make_stage(spec.loads[static_cast<std::size_t>(l)].inputs, spec.loads[static_cast<std::size_t>(l)].ops,
-                                 spec.inputs[k].shape, "l", shared, next_binding));
+      loads.push_back(make_load_stages(spec.loads[static_cast<std::size_t>(l)], spec.inputs[k].shape, shared, next_binding));
   const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   const int first_output_binding = next_binding;
 
@@ -268,8 +273,11 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     uses_u8 |= dtype == DType::kBool;
   };
   for (const KernelInput& input : spec.inputs) if (input.bindings() > 0) note(input.dtype);
-  for (const KernelLoad& load : spec.loads)
+  for (const KernelLoad& load : spec.loads) {
     for (const KernelInput& input : load.inputs) if (!input.is_literal) note(input.dtype);
+    if (load.element)
+      for (const KernelInput& input : load.element->inputs) note(input.dtype);
+  }
   for (const KernelInput& input : spec.post_inputs) if (!input.is_literal) note(input.dtype);
   for (const KernelOutput& output : spec.outputs) note(output.dtype);
 
@@ -317,7 +325,8 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       src << "// ---- " << op.snippet << "\n" << snippet << "\n";
     }
   if (spec.is_kernel()) {
-    src << kernel_root_body(spec, pre, loads, post, first_output_binding) << "// ---- " << root_path << "\n" << root;
+    VKFUSE_ASSIGN_OR_RETURN(std::string body, kernel_root_body(spec, pre, loads, post, first_output_binding));
+    src << body << "// ---- " << root_path << "\n" << root;
     return src.str();
   }
   std::ostringstream declarations;

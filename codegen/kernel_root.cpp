@@ -1,12 +1,14 @@
 #include "codegen/kernel_root.h"
 
+#include "codegen/shader_library.h"
+
 #include <set>
 #include <sstream>
 
 namespace vkfuse {
 
-std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
-                             const Stage& post, int first_output_binding) {
+Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<LoadStages>& loads,
+                                     const Stage& post, int first_output_binding) {
   std::ostringstream out;
   bool raw_inputs = false;
   const std::string* split_groups = nullptr;
@@ -34,7 +36,10 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
       if (declared.insert({b, false}).second)
         out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
             << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } vkf_b" << b << ";\n";
-  for (const Stage& load : loads) load.declare(out, declared);
+  for (const LoadStages& load : loads) {
+    if (load.element) load.element->declare(out, declared);
+    load.chain.declare(out, declared);
+  }
   post.declare(out, declared);
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
     const int b = first_output_binding + static_cast<int>(k);
@@ -86,15 +91,29 @@ std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std
     const KernelInput& input = spec.inputs[k];
     if (input.load >= 0) {
       // Pre-fusion: the chain at element i of the argument.
-      const Stage& load = loads[static_cast<std::size_t>(input.load)];
+      const LoadStages& stages = loads[static_cast<std::size_t>(input.load)];
+      const Stage& load = stages.chain;
       const KernelLoad& chain = spec.loads[static_cast<std::size_t>(input.load)];
+      if (chain.element) {
+        // The producer's element template, over its own bindings.
+        const KernelElement& element = *chain.element;
+        for (const auto& [name, value] : element.defines) out << "#define " << name << " " << value << "\n";
+        for (std::size_t j = 0; j < element.inputs.size(); ++j)
+          out << "#define VKF_E_IN" << j << "(i) "
+              << glsl_load(element.inputs[j].dtype, stages.element->buffer(j) + ".d[i]") << "\n";
+        VKFUSE_ASSIGN_OR_RETURN(std::string_view text, find_shader(element.root));
+        out << "// ---- " << element.root << "\n" << text << "\n";
+      }
       const std::string name = "vkf_chain" + std::to_string(k);
-      out << load.function(name, {}, {{chain.value, input.dtype}}) << "\n";
+      std::vector<std::string> leading;
+      if (chain.element) leading.push_back("in float red0");
+      out << load.function(name, leading, {{chain.value, input.dtype}}) << "\n";
       const char* type = glsl_register_type(input.dtype);
       out << type << " vkf_load" << k << "(uint i) {\n";
       std::istringstream loads_at_i(load.scalar_loads("i"));
       for (std::string line; std::getline(loads_at_i, line);) out << "  " << line << "\n";
       std::vector<std::string> args = load.call_inputs("");
+      if (chain.element) args.insert(args.begin(), "vkf_element(i)");
       args.push_back("r");
       out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
       out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";

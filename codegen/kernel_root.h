@@ -6,16 +6,19 @@
 #include <string>
 #include <vector>
 
+#include <vkfuse/status.hpp>
+
 #include "codegen/kernel_stage.h"
 
 namespace vkfuse {
 
 // Kernel roots: the op's template behind typed load/store macros, so one template serves every dtype.
 // VKF_IN<k>(i) is a plain load, a chunk pick (a tensor larger than one binding), or a pre-fused chain
-// evaluated at element i (`loads`). VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call that
-// runs the post stage on v (the anchor's value, `red0`) with the post inputs loaded at i and stores
-// every output there.
-std::string kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<Stage>& loads,
-                             const Stage& post, int first_output_binding);
+// evaluated at element i (`loads`, in argument order; a chain may start from a producer's element,
+// the element template's vkf_element(i)). VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call
+// that runs the post stage on v (the anchor's value, `red0`) with the post inputs loaded at i and stores
+// every output there. Fails where an element template is missing.
+Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<LoadStages>& loads,
+                                     const Stage& post, int first_output_binding);
 
 }  // namespace vkfuse

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,12 +74,26 @@ struct KernelOutput {
 
 enum class KernelCombine { kSum, kMax, kMin, kProd };
 
+// A producer kernel op evaluated one element at a time inside a load (tensor -> element -> tensor: a
+// depthwise Conv computed in a pointwise Conv's loads). Its template `root` defines
+// `float vkf_element(uint i)`, element i of the op's output, from its `inputs` (contiguous stored
+// tensors, bound whole, read through VKF_E_IN<k>(i)) and constants `defines` (VKF_E_*).
+struct KernelElement {
+  std::string root;  // "elements/conv2d_depthwise.glsl"
+  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<KernelInput> inputs;
+};
+
 // Pre-fusion: a kernel root's argument computed where the template loads it. VKF_IN<k>(i) loads
 // `inputs` at element i of the argument's shape (they broadcast to it), runs `ops` and yields `value`.
+// With an `element`, the chain starts from that element at i: ops read it (and `value` may be) the
+// reduced operand 0, as a kernel root's post stage reads the root's result. At most one load of a
+// kernel has an element.
 struct KernelLoad {
   std::vector<KernelInput> inputs;
   std::vector<KernelOp> ops;
   KernelOperand value;
+  std::optional<KernelElement> element;
 };
 
 // One reduction of a reduce root: folds `operand` (a pre-stage operand) over the trailing axes.
@@ -125,8 +140,8 @@ struct KernelSpec {
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
-// then of each load's inputs, then of the post inputs (all in order of first use), then the outputs,
-// then (split K across workgroups) the split counters and partial sums.
+// then of each load's element inputs and inputs, then of the post inputs (all in order of first use),
+// then the outputs, then (split K across workgroups) the split counters and partial sums.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

@@ -123,4 +123,11 @@ Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<Kerne
   return stage;
 }
 
+LoadStages make_load_stages(const KernelLoad& load, const Shape& shape, std::map<int, int>& shared, int& next_binding) {
+  static const std::vector<KernelOp> kNoOps;
+  std::optional<Stage> element;
+  if (load.element) element.emplace(make_stage(load.element->inputs, kNoOps, shape, "e", shared, next_binding));
+  return {std::move(element), make_stage(load.inputs, load.ops, shape, "l", shared, next_binding)};
+}
+
 }  // namespace vkfuse

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -155,9 +156,18 @@ std::string store_lanes(const std::string& out, DType dtype, const ElementPlacem
 // "name(a, b);"
 std::string join_call(const std::string& name, const std::vector<std::string>& args);
 
+// A kernel root's pre-fused argument: its chain's stage and, where the chain starts from a producer's
+// element (KernelLoad::element), the element's inputs (prefix "e"), which bind first.
+struct LoadStages {
+  std::optional<Stage> element;
+  Stage chain;
+};
+
 // Assigns bindings in order of first use (from next_binding on); inputs naming the same buffer share
 // one, through `shared` (buffer id -> binding), which spans every stage of a kernel.
 Stage make_stage(const std::vector<KernelInput>& inputs, const std::vector<KernelOp>& ops, const Shape& shape,
                  std::string prefix, std::map<int, int>& shared, int& next_binding);
+// The stages of `load`, an argument of shape `shape`, with bindings as make_stage assigns them.
+LoadStages make_load_stages(const KernelLoad& load, const Shape& shape, std::map<int, int>& shared, int& next_binding);
 
 }  // namespace vkfuse

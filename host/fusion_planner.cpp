@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
 
 namespace vkfuse {
@@ -310,15 +311,84 @@ class Planner {
   static constexpr std::int64_t kRowPassMaxInner = 4096;
   static constexpr int kMaxRowPasses = 4;
 
+  // Elements in loads (tensor -> element -> tensor): an anchor's input chain may also run through the
+  // post chain of a kernel group whose anchor computes its elements alone (OpDef::element: a depthwise
+  // Conv), ending at that anchor, which is then evaluated in the consumer's loads, element by element:
+  //   x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ y   => [Conv -> Clip -> Conv]   (one dispatch)
+  // Only where that whole group is recomputed there (its values read by this chain alone), the consumer's
+  // template loads each element of that input a known, small number of times (KernelLaunch::input_reads)
+  // such that the element's cost times those reads stays within kElementLoadBudget (a 3x3 window
+  // recomputed for up to 4 tiles of output channels), and the producer's output is small: at most
+  // kElementMaxOutputs, where its own dispatch leaves most of a large GPU idle and is mostly latency.
+  // H100, 2026-11-24, fp32 fused ms against no elements in loads, two runs each: batch 1
+  // shufflenet_v2_x1_0 0.335 -> 0.324 (88 -> 74 dispatches), mobilenet_v3_small 0.309 -> 0.309,
+  // mobilenet_v2 0.286 -> 0.286; batch 8 unchanged within 1% (mobilenet_v3_small 0.432 / 0.420 ->
+  // 0.422 / 0.421). Without the output limit, batch 8 lost: mobilenet_v2 0.720 -> 0.962, shufflenet
+  // 0.52 -> 0.57; at twice the limit shufflenet's batch 8 still lost 10%. The cooperative-matrix root
+  // takes no elements (gemm_launch): there every fused pair was slower (mobilenet_v2 fp16 batch 1
+  // 0.229 -> 0.320 ms).
+  //   (tests/unit "elements in loads: a depthwise Conv runs in the pointwise Conv's loads")
+  static constexpr float kElementLoadBudget = 36.0f;
+  static constexpr std::int64_t kElementMaxOutputs = 4 * kFillInvocations;
+
+  // The cost of computing `q`'s output one element at a time (OpDef::element), if it can be.
+  std::optional<float> element_cost(NodeId q) const {
+    const Node& node = graph_.node(q);
+    const Value& out = graph_.value(node.output);
+    if (node.op->kind != OpKind::kKernel || !node.op->element || !is_float_dtype(out.dtype)) return std::nullopt;
+    std::vector<TensorInfo> infos;
+    for (ValueId u : node.inputs) {
+      infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
+      if (graph_.value(u).bytes() > device_.max_binding_bytes) return std::nullopt;  // bound whole, one binding
+    }
+    auto element = node.op->element(infos, {out.shape, out.dtype}, node.op_attrs());
+    if (!element.ok()) return std::nullopt;
+    return element->cost;
+  }
+
+  // How many times anchor `n`'s template loads each element of its input `k`, computed there at `cost`
+  // per element (0: not known).
+  std::int64_t input_reads(NodeId n, std::size_t k, float cost) const {
+    const Node& node = graph_.node(n);
+    std::vector<TensorInfo> infos;
+    for (ValueId u : node.inputs) infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
+    infos[k].load_cost = cost;
+    const Value& out = graph_.value(node.output);
+    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device_);
+    return launch.ok() && k < launch->input_reads.size() ? launch->input_reads[k] : 0;
+  }
+
+  // Whether `element`, the anchor of its group, with its post chain in `chain` may be evaluated in the
+  // loads of anchor n's input k: every value of that group is read by the chain (or n) alone, and the
+  // recomputation stays within kElementLoadBudget.
+  bool element_fits(NodeId element, float cost, const std::set<NodeId>& chain, NodeId n, std::size_t k) const {
+    const int home = group_of_[static_cast<std::size_t>(element)];
+    for (NodeId q : chain) {
+      if (group_of_[static_cast<std::size_t>(q)] != home) continue;
+      const Value& value = graph_.value(graph_.node(q).output);
+      if (value.is_output) return false;
+      for (NodeId c : value.consumers)
+        if (c != n && !chain.count(c)) return false;
+    }
+    for (NodeId q : drafts_[static_cast<std::size_t>(home)].nodes)
+      if (group_of_[static_cast<std::size_t>(q)] == home && !chain.count(q)) return false;
+    if (shape_numel(graph_.value(graph_.node(element).output).shape) > kElementMaxOutputs) return false;
+    const std::int64_t reads = input_reads(n, k, cost);
+    return reads > 0 && static_cast<float>(reads) * cost <= kElementLoadBudget;
+  }
+
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
-    for (ValueId v : graph_.node(n).inputs) {
+    const std::vector<ValueId>& inputs = graph_.node(n).inputs;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const ValueId v = inputs[k];
       if (is_view_value(v)) continue;
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       std::set<NodeId> chain;
-      float cost = 0.0f;
+      float cost = 0.0f, element_load = 0.0f;
+      NodeId element = kNoNode;
       std::vector<NodeId> stack{p};
       bool ok = true;
       while (!stack.empty() && ok) {
@@ -326,7 +396,19 @@ class Planner {
         stack.pop_back();
         if (chain.count(q) || group.nodes.count(q)) continue;
         const Node& node = graph_.node(q);
-        if (node.op->kind != OpKind::kElementwise || phase_[static_cast<std::size_t>(q)] != Phase::kPre) {
+        const Phase phase = phase_[static_cast<std::size_t>(q)];
+        if (anchor && element == kNoNode && phase == Phase::kReduce) {
+          if (const auto c = element_cost(q)) {  // its inputs are stored leaves
+            element = q;
+            element_load = *c;
+            chain.insert(q);
+            continue;
+          }
+        }
+        // A post node (checked below: of the element's group) or a pre node.
+        const bool post = anchor && phase == Phase::kPost &&
+                          drafts_[static_cast<std::size_t>(group_of_[static_cast<std::size_t>(q)])].root == GroupRoot::kKernel;
+        if (node.op->kind != OpKind::kElementwise || (phase != Phase::kPre && !post)) {
           ok = q != p;  // a stored result further up is a leaf; the input itself must be recomputable
           continue;
         }
@@ -336,6 +418,11 @@ class Planner {
         for (ValueId u : node.inputs)
           if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
       }
+      for (NodeId q : chain)  // post nodes only with their group's anchor
+        if (phase_[static_cast<std::size_t>(q)] == Phase::kPost &&
+            (element == kNoNode || group_of_[static_cast<std::size_t>(q)] != group_of_[static_cast<std::size_t>(element)]))
+          ok = false;
+      if (ok && element != kNoNode) ok = element_fits(element, element_load, chain, n, k);
       if (!ok || chain.empty() || !reads_no_more_than(chain, group, v)) continue;
       std::set<NodeId> nodes = group.nodes;
       nodes.insert(chain.begin(), chain.end());
@@ -384,12 +471,15 @@ class Planner {
   //    pass (tests/unit "a reduction that reads another's result shares its group in row passes").
   bool forms_valid_group(const std::set<NodeId>& nodes) const {
     const Node* reduction = nullptr;
-    bool anchored = false;
+    NodeId anchor = kNoNode;  // the last kernel op; one before it is an element computed in its loads
+    int kernels = 0;
     for (NodeId q : nodes) {
       const Node& node = graph_.node(q);
       if (node.op->kind == OpKind::kReduce) reduction = &node;
-      anchored |= node.op->kind == OpKind::kKernel;
+      if (node.op->kind == OpKind::kKernel) anchor = q, ++kernels;
     }
+    const bool anchored = anchor != kNoNode;
+    if (kernels > 2) return false;
     bool row_passes = false;
     Shape domain, reduced;
     if (reduction && !anchored) {
@@ -415,7 +505,11 @@ class Planner {
         after = std::max(after, pass.at(p));
       }
       const Shape& out = graph_.value(node.output).shape;
-      if (node.op->kind == OpKind::kKernel) {
+      if (node.op->kind == OpKind::kKernel && q != anchor) {
+        // An element in the anchor's loads reads stored tensors only; what reads it is pre-fused.
+        if (reads_pre || reads_reduced || !element_cost(q)) return false;
+        stage[q] = Phase::kPre;
+      } else if (node.op->kind == OpKind::kKernel) {
         if (reads_reduced) return false;  // it reads pre-fused chains only
         stage[q] = Phase::kReduce;
       } else if (node.op->kind == OpKind::kReduce) {
@@ -522,6 +616,7 @@ class Planner {
       if (!d.alive) continue;
       FusionGroup group;
       group.root = d.root;
+      group.anchor = d.anchor;
       group.nodes.assign(d.nodes.begin(), d.nodes.end());
       group.domain = d.domain;
       fill_io(group, g);

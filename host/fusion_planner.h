@@ -32,6 +32,11 @@
 //     x ─ Conv ─ Add(bias) ─ Relu ─ Add(skip) ─ y   => [Conv -> Add -> Relu -> Add]
 //     (tests/unit "post-fusion: an elementwise chain joins a kernel op's stores")
 //
+//   elements in loads: a kernel op whose elements can be computed alone (a depthwise Conv), with its
+//   post chain, runs inside the loads of the one kernel op that reads it, where those loads are few
+//     x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ y   => [Conv -> Clip -> Conv]
+//     (tests/unit "elements in loads: a depthwise Conv runs in the pointwise Conv's loads")
+//
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
 // smaller tensor), where merging would create a cycle between groups, and where the group would bind
 // more storage buffers than the DevicePlan allows.
@@ -62,6 +67,8 @@ struct FusionGroup {
   std::vector<ValueId> inputs;   // values read from memory (graph inputs, constants, stored values, views)
   std::vector<ValueId> outputs;  // values written to memory
   Shape domain;                  // elementwise: the output shape; reduce: the reduced input's shape
+  NodeId anchor = kNoNode;       // kernel groups: the kernel op whose template runs (another kernel op in
+                                 // `nodes` is an element computed in its loads)
   std::string label;             // "Sub -> Mul -> Add"
   std::size_t level = 0;         // dependency wave: 1 + the highest level of the groups it reads from
   std::map<ValueId, StoredSlice> stored_in;  // outputs stored into another value's slice

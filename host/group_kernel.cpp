@@ -68,6 +68,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       s = Stage::kReduce;
       spec.reduce_axis = reduce_first_axis(node, graph.value(node.inputs[0]).shape.size());
       spec.reduced = graph.value(node.output).shape;
+    } else if (node.op->kind == OpKind::kKernel && n != group.anchor) {
+      s = Stage::kPre;  // an element computed in the anchor's loads
     } else if (node.op->kind == OpKind::kKernel) {
       s = Stage::kReduce;
       spec.reduced = graph.value(node.output).shape;
@@ -124,20 +126,52 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
   // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
   // evaluated in the anchor's loads, over the chain's own inputs.
+  std::map<ValueId, float> load_costs;  // arguments computed from an element: its cost (TensorInfo::load_cost)
   auto build_load = [&](ValueId v) -> Result<KernelLoad> {
     std::set<NodeId> chain;
     std::vector<NodeId> stack{produced.at(v)};
     while (!stack.empty()) {
       const NodeId q = stack.back();
       stack.pop_back();
-      if (!chain.insert(q).second) continue;
+      if (!chain.insert(q).second || graph.node(q).op->kind == OpKind::kKernel) continue;  // an element's inputs are stored
       for (ValueId u : graph.node(q).inputs)
         if (auto it = produced.find(u); it != produced.end()) stack.push_back(it->second);
     }
     KernelLoad load;
     std::map<ValueId, KernelOperand> operand;
+    for (NodeId q : chain) {  // the element first: its inputs bind before the chain's
+      const Node& node = graph.node(q);
+      if (node.op->kind != OpKind::kKernel) continue;
+      if (load.element || !node.op->element)
+        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + node.name + "' in a kernel op's loads");
+      std::vector<TensorInfo> infos;
+      KernelElement element;
+      for (ValueId u : node.inputs) {
+        const Value& value = graph.value(u);
+        VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, u));
+        if (produced.count(u) || view.layout.offset != 0 ||
+            view.layout.strides != contiguous_layout(view.layout.shape).strides)
+          return make_error(ErrorCode::kInternal, "node '" + node.name + "': an element reads a computed or strided value");
+        infos.push_back({value.shape, value.dtype});
+        KernelInput input;
+        input.dtype = value.dtype;
+        input.shape = value.shape;
+        input.buffer = view.base;
+        element.inputs.push_back(std::move(input));
+        load_input_values.push_back(u);
+      }
+      const Value& out = graph.value(node.output);
+      auto launch = node.op->element(infos, {out.shape, out.dtype}, node.op_attrs());
+      if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
+      element.root = launch->root;
+      element.defines = launch->defines;
+      load_costs[v] = launch->cost;
+      load.element = std::move(element);
+      operand[node.output] = {KernelOperand::Source::kReduced, 0};
+    }
     for (NodeId q : chain) {  // ascending ids: topological order
       const Node& node = graph.node(q);
+      if (node.op->kind == OpKind::kKernel) continue;
       if (node.op->kind != OpKind::kElementwise)
         return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + node.name + "' in a kernel op's loads");
       std::vector<KernelOperand> args;
@@ -167,6 +201,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       infos.push_back({value.shape, value.dtype});
       if (produced.count(v)) {
         VKFUSE_ASSIGN_OR_RETURN(KernelLoad load, build_load(v));
+        if (auto cost = load_costs.find(v); cost != load_costs.end()) infos.back().load_cost = cost->second;
         KernelInput input;
         input.dtype = value.dtype;
         input.shape = value.shape;
@@ -225,7 +260,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
-    if (node.op->kind == OpKind::kKernel) {
+    if (n == group.anchor) {
       VKFUSE_TRY(add_anchor(node));
       continue;
     }

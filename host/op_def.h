@@ -53,6 +53,9 @@ struct OpAttrs {
 struct TensorInfo {
   Shape shape;
   DType dtype = DType::kF32;
+  // kKernel launches: the cost of one element where the template loads it, when it is computed there
+  // (an ElementLauncher's element); 0 for a plain load. Launchers may then favour parallelism over reuse.
+  float load_cost = 0.0f;
 };
 
 // kKernel ops: the output's shape and dtype from the inputs (errors say what is wrong, without the
@@ -73,9 +76,25 @@ struct KernelLaunch {
   // writes before it reads them. 0: none.
   std::uint32_t split_counters = 0;
   std::uint64_t split_partial_bytes = 0;
+  // Per input, how many times the template loads each of its elements (a 1x1 Conv's X: once per tile of
+  // output channels); 0, or no entry: not known. The planner computes a producer's elements in these
+  // loads (ElementLauncher) only where it is known and small.
+  std::vector<std::int64_t> input_reads;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);
+
+// kKernel ops whose output elements can each be computed alone and cheaply (a depthwise Conv): the
+// element template (shaders/elements/, defining `float vkf_element(uint i)`), its constants, and its cost
+// per element in the planner's units. A consumer anchor may then evaluate it in its loads instead of
+// reading the stored result (host/fusion_planner.cpp, elements in loads). An error: not for these inputs.
+struct ElementLaunch {
+  std::string root;                                          // "elements/conv2d_depthwise.glsl"
+  std::vector<std::pair<std::string, std::string>> defines;  // {"VKF_E_KH", "3"}, ...
+  float cost = 0.0f;
+};
+using ElementLauncher = Result<ElementLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
+                                                   const OpAttrs& attrs);
 
 // kKernel ops whose output is their inputs laid side by side (Concat): where each input's elements lie
 // in the output. The fusion planner then has the inputs' producers store there, and the op itself does
@@ -181,6 +200,7 @@ struct OpDef {
   // per group; the planner reserves them (scratch_bindings below).
   std::uint32_t scratch = 0;
   InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
+  ElementLauncher element = nullptr;            // kKernel: see ElementLauncher
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

@@ -300,7 +300,7 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 // 1.39 / 1.26, googlenet 1.04 / 0.98, densenet121 2.97 / 2.37, vgg11 2.51 / 2.50. Applied to every
 // gathered Conv of long K instead, it lost where the split above applies (densenet121 batch 1 1.23 ->
 // 1.43: 32x128 tiles with 4 subgroups along K over 2-4 workgroups win on its 7x7 and 14x14 layers).
-std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device) {
+std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device, std::int64_t min_steps) {
   const std::int64_t split_tiles = p.batch * div_up(p.m, kSplitTile) * div_up(p.n, kSplitTile);
   if (static_cast<double>(split_tiles * kSplitTileSubgroups) >= kResidentSubgroups) return std::nullopt;
   std::optional<GemmTiling> best;
@@ -312,7 +312,7 @@ std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const Dev
       c.groups = parts;
       auto t = coopmat_blocking(c, device, 1);
       if (!t || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
-      if (parts > 1 && p.k / (parts * t->bk) < kLongSplitSteps) continue;
+      if (parts > 1 && p.k / (parts * t->bk) < min_steps) continue;
       const CoopmatLoad load = coopmat_load(p, *t, parts);
       const bool filled = load.subgroups >= kResidentSubgroups;
       const auto key = std::tuple(filled, filled ? load.per_subgroup : load.subgroups,
@@ -367,7 +367,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
         return best;
       }
   if (!p.conv_gather.empty())
-    if (auto resident = resident_gather_tiling(p, device)) return resident;
+    if (auto resident = resident_gather_tiling(p, device, kLongSplitSteps)) return resident;
   return best;
 }
 
@@ -529,6 +529,15 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_K_PART", glsl_uint(k_part)}});
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};
+  // Each element of A is loaded once per tile across N, of B once per tile down M (a gathered B once
+  // per window tap as well: not counted, left unknown). The cooperative-matrix root reports no reads of
+  // a computed B, so that the planner computes no elements there: its staging of B is built for plain
+  // loads, and on the H100 every depthwise -> pointwise pair fused into it was slower than the two
+  // dispatches (host/fusion_planner.cpp, elements in loads).
+  launch.input_reads.assign(static_cast<std::size_t>(std::max(p.a_input, p.b_input)) + 1, 0);
+  launch.input_reads[static_cast<std::size_t>(p.a_input)] = tiles_n;
+  if (p.conv_gather.empty() && !(p.b_computed && tiling.kernel == GemmKernel::kCoopmat))
+    launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
   return launch;
 }
 

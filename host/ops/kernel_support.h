@@ -70,6 +70,10 @@ struct GemmProblem {
   // empty where B is X's planes as they are (1x1, stride 1, no pads: read through b_stride_k).
   bool conv = false;
   std::vector<std::pair<std::string, std::string>> conv_gather;
+  int a_input = 0, b_input = 1;  // which of the op's inputs A and B are (KernelLaunch::input_reads)
+  // B is computed element by element in its loads (TensorInfo::load_cost): its tiles then favour busy
+  // subgroups over reuse, as a gathered B's do.
+  bool b_computed = false;
 };
 
 // Which GEMM root, and its blocking.

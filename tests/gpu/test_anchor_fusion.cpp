@@ -3,7 +3,12 @@
 // dilations, groups and padding, broadcast operands, residual reads, and a second output.
 #include <doctest/doctest.h>
 
+#include <random>
+
+#include "host/context_impl.h"
 #include "support/fusion_check.h"
+#include "support/gpu_context.h"
+#include "support/random_inputs.h"
 #include "support/residual_stream.h"
 
 namespace vkfuse::testing {
@@ -273,6 +278,53 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
         kUnit);
     const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 4);
+  }
+}
+
+
+TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Conv's loads, f32 and f16") {
+  // x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ Add(skip) ─ y: one dispatch, the depthwise output never
+  // stored (split K across workgroups where the 1x1 Conv's tiles are few: each of these).
+  struct Case {
+    std::int64_t n, c, h, w, m, kh;
+    std::vector<Attr> window;
+    bool bias, clip;
+  };
+  const Case cases[] = {
+      {1, 7, 9, 8, 13, 3, {{"pads", Ints{1, 1, 1, 1}}}, true, true},
+      {2, 13, 11, 10, 7, 3, {{"strides", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 1}}, {"dilations", Ints{2, 1}}}, false, true},
+      {1, 13, 7, 9, 5, 5, {{"pads", Ints{2, 0, 2, 1}}}, true, false},
+  };
+  std::uint32_t seed = 900;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases) {
+      const std::string what = std::string(dtype_name(dtype)) + " n" + std::to_string(c.n) + " c" + std::to_string(c.c);
+      CAPTURE(what);
+      const Shape xs{c.n, c.c, c.h, c.w}, dws{c.c, 1, c.kh, 3}, pws{c.m, c.c, 1, 1};
+      GraphBuilder b;
+      const Tensor x = b.input("x", xs, dtype), dw = b.input("dw", dws, dtype), pw = b.input("pw", pws, dtype);
+      std::vector<Attr> attrs = c.window;
+      attrs.push_back({"group", static_cast<float>(c.c)});
+      std::vector<Tensor> dw_inputs{x, dw};
+      if (c.bias) dw_inputs.push_back(b.input("db", {c.c}, dtype));
+      Tensor mid = b.op("Conv", dw_inputs, attrs);
+      if (c.clip) mid = b.op("Clip", {mid}, {{"min", -0.5f}, {"max", 0.75f}});
+      const Tensor y = b.op("Conv", {mid, pw, b.input("pb", {c.m}, dtype)});
+      const Shape ys = b.shape(y);
+      b.output(b.op("Add", {y, b.input("skip", ys, dtype)}), "y");
+      const Graph graph = build(b);
+      std::mt19937 rng(seed++);
+      std::map<std::string, HostTensor> feeds;
+      for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
+               {"x", xs}, {"dw", dws}, {"pw", pws}, {"db", {c.c}}, {"pb", {c.m}}, {"skip", ys}})
+        if (name != "db" || c.bias) feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      // The cooperative-matrix root (f16 where the device has it) takes no elements in its loads.
+      const bool coopmat = f16 && gpu_context().impl()->plan.coopmat_f16;
+      CHECK(o.fused_dispatches == (coopmat ? 2u : 1u));
+      CHECK(o.unfused_dispatches == (c.clip ? 4u : 3u));
+    }
   }
 }
 

@@ -238,6 +238,68 @@ TEST_CASE("pre-fusion: a cheap chain on a kernel op's input runs in its loads") 
   }
 }
 
+TEST_CASE("elements in loads: a depthwise Conv runs in the pointwise Conv's loads") {
+  //   x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ Relu ─ y   => [Conv -> Clip -> Conv -> Relu]
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 7, 9, 9}), dw = b.input("dw", {7, 1, 3, 3});
+  const Tensor dw_out = b.op("Conv", {x, dw}, {{"group", 7.0f}, {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+  const Tensor act = b.op("Clip", {dw_out}, {{"min", 0.0f}, {"max", 6.0f}});
+  auto pointwise = [&](std::int64_t m) { return b.op("Conv", {act, b.input("pw" + std::to_string(m), {m, 7, 1, 1})}); };
+
+  SUBCASE("the depthwise group is read by the pointwise Conv alone: one dispatch") {
+    b.output(b.op("Relu", {pointwise(13)}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "Conv -> Clip -> Conv -> Relu");
+    CHECK(names(graph, p.groups[0].inputs) == "x, dw, pw13");
+    const GraphIR& ir = graph_ir(graph);
+    CHECK(ir.value(ir.node(p.groups[0].anchor).inputs[1]).name == "pw13");  // the template that runs
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Conv | Clip | Conv | Relu");
+  }
+  SUBCASE("a value of the depthwise group read elsewhere keeps the group, and nothing is recomputed") {
+    b.output(b.op("Relu", {pointwise(13)}), "y");
+    b.output(act, "act");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv -> Clip | Conv -> Relu");
+  }
+  SUBCASE("two pointwise consumers: the depthwise result is stored once") {
+    b.output(pointwise(13), "y");
+    b.output(pointwise(5), "z");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv -> Clip | Conv | Conv");
+  }
+  SUBCASE("a consumer that loads each element once per window tap reads it stored") {
+    b.output(b.op("Conv", {act, b.input("w", {13, 7, 3, 3})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv -> Clip | Conv");
+  }
+  SUBCASE("so does one that loads it for many tiles of output channels") {
+    b.output(pointwise(1024), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv -> Clip | Conv");
+  }
+  SUBCASE("the cooperative-matrix root takes no elements: f16 on a device with fp16 cooperative matrices") {
+    GraphBuilder h;
+    const Tensor hx = h.input("x", {1, 7, 9, 9}, DType::kF16), hdw = h.input("dw", {7, 1, 3, 3}, DType::kF16);
+    const Tensor hact = h.op("Clip", {h.op("Conv", {hx, hdw}, {{"group", 7.0f}})}, {{"min", 0.0f}, {"max", 6.0f}});
+    h.output(h.op("Conv", {hact, h.input("pw", {13, 7, 1, 1}, DType::kF16)}), "y");
+    const Graph graph = build_graph(h);
+    DevicePlan device;
+    device.f16_storage = true;
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Conv -> Clip -> Conv");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Conv -> Clip | Conv");
+  }
+}
+
+TEST_CASE("elements in loads: a depthwise result large enough to fill the GPU is stored, not recomputed") {
+  // 1 x 144 x 32 x 32 = 147456 outputs (more than 4 x 132 x 256): two dispatches; 1 x 128 x 32 x 32 fits.
+  for (const std::int64_t c : {144, 128}) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, c, 32, 32}), dw = b.input("dw", {c, 1, 3, 3});
+    const Tensor mid = b.op("Conv", {x, dw}, {{"group", static_cast<float>(c)}, {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+    b.output(b.op("Conv", {mid, b.input("pw", {24, c, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == (c == 144 ? "Conv | Conv" : "Conv -> Conv"));
+  }
+}
+
 TEST_CASE("post-fusion: two anchors never share a group") {
   //   a ─ MatMul ─┐
   //   b ─ MatMul ─Add ─ Tanh   => [MatMul] [MatMul -> Add -> Tanh]: the Add joins one anchor and reads
