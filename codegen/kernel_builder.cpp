@@ -76,6 +76,9 @@ Status check_spec(const KernelSpec& spec) {
         return fail("a load's value is an element it does not compute");
       if (!load.element) continue;
       if (++elements > 1) return fail("more than one load computes an element");
+      if (load.element->shape != input.shape)
+        return fail("an element of shape " + shape_to_string(load.element->shape) + " for an argument of shape " +
+                    shape_to_string(input.shape));
       for (const KernelInput& in : load.element->inputs)
         if (in.is_literal || !in.strides.empty() || in.offset != 0 || in.chunk_elements != 0)
           return fail("an element reads whole contiguous tensors of one binding");

@@ -79,6 +79,7 @@ enum class KernelCombine { kSum, kMax, kMin, kProd };
 // `float vkf_element(uint i)`, element i of the op's output, from its `inputs` (contiguous stored
 // tensors, bound whole, read through VKF_E_IN<k>(i)) and constants `defines` (VKF_E_*).
 struct KernelElement {
+  Shape shape;       // the op's output: the argument's shape (element i of one is element i of the other)
   std::string root;  // "elements/conv2d_depthwise.glsl"
   std::vector<std::pair<std::string, std::string>> defines;
   std::vector<KernelInput> inputs;

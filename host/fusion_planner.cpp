@@ -359,9 +359,14 @@ class Planner {
   }
 
   // Whether `element`, the anchor of its group, with its post chain in `chain` may be evaluated in the
-  // loads of anchor n's input k: every value of that group is read by the chain (or n) alone, and the
-  // recomputation stays within kElementLoadBudget.
+  // loads of anchor n's input k: it has that input's shape (the element's index is the argument's), n
+  // reads the chain through that input alone (one element per kernel), every value of the element's
+  // group is read by the chain (or n) alone, and the recomputation stays within kElementLoadBudget.
   bool element_fits(NodeId element, float cost, const std::set<NodeId>& chain, NodeId n, std::size_t k) const {
+    const std::vector<ValueId>& args = graph_.node(n).inputs;
+    if (graph_.value(graph_.node(element).output).shape != graph_.value(args[k]).shape) return false;
+    for (std::size_t j = 0; j < args.size(); ++j)
+      if (j != k && (args[j] == args[k] || chain.count(stored_producer(args[j])))) return false;
     const int home = group_of_[static_cast<std::size_t>(element)];
     for (NodeId q : chain) {
       if (group_of_[static_cast<std::size_t>(q)] != home) continue;
@@ -387,42 +392,50 @@ class Planner {
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       std::set<NodeId> chain;
-      float cost = 0.0f, element_load = 0.0f;
-      NodeId element = kNoNode;
-      std::vector<NodeId> stack{p};
-      bool ok = true;
-      while (!stack.empty() && ok) {
-        const NodeId q = stack.back();
-        stack.pop_back();
-        if (chain.count(q) || group.nodes.count(q)) continue;
-        const Node& node = graph_.node(q);
-        const Phase phase = phase_[static_cast<std::size_t>(q)];
-        if (anchor && element == kNoNode && phase == Phase::kReduce) {
-          if (const auto c = element_cost(q)) {  // its inputs are stored leaves
-            element = q;
-            element_load = *c;
-            chain.insert(q);
+      // With `elements`, the walk may pass a kernel group's post chain to its anchor, an element
+      // (accepted only where element_fits); without, it stops at stored results. The plain walk is the
+      // fallback wherever the first finds no element to take.
+      auto walk = [&](bool elements) {
+        chain.clear();
+        float cost = 0.0f, element_load = 0.0f;
+        NodeId element = kNoNode;
+        std::vector<NodeId> stack{p};
+        bool ok = true;
+        while (!stack.empty() && ok) {
+          const NodeId q = stack.back();
+          stack.pop_back();
+          if (chain.count(q) || group.nodes.count(q)) continue;
+          const Node& node = graph_.node(q);
+          const Phase phase = phase_[static_cast<std::size_t>(q)];
+          if (elements && element == kNoNode && phase == Phase::kReduce) {
+            if (const auto c = element_cost(q)) {  // its inputs are stored leaves
+              element = q;
+              element_load = *c;
+              chain.insert(q);
+              continue;
+            }
+          }
+          // A post node (checked below: of the element's group) or a pre node.
+          const bool post = elements && phase == Phase::kPost &&
+                            drafts_[static_cast<std::size_t>(group_of_[static_cast<std::size_t>(q)])].root == GroupRoot::kKernel;
+          if (node.op->kind != OpKind::kElementwise || (phase != Phase::kPre && !post)) {
+            ok = q != p;  // a stored result further up is a leaf; the input itself must be recomputable
             continue;
           }
+          chain.insert(q);
+          cost += node.op->cost;
+          ok = cost <= budget;
+          for (ValueId u : node.inputs)
+            if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
         }
-        // A post node (checked below: of the element's group) or a pre node.
-        const bool post = anchor && phase == Phase::kPost &&
-                          drafts_[static_cast<std::size_t>(group_of_[static_cast<std::size_t>(q)])].root == GroupRoot::kKernel;
-        if (node.op->kind != OpKind::kElementwise || (phase != Phase::kPre && !post)) {
-          ok = q != p;  // a stored result further up is a leaf; the input itself must be recomputable
-          continue;
-        }
-        chain.insert(q);
-        cost += node.op->cost;
-        ok = cost <= budget;
-        for (ValueId u : node.inputs)
-          if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
-      }
-      for (NodeId q : chain)  // post nodes only with their group's anchor
-        if (phase_[static_cast<std::size_t>(q)] == Phase::kPost &&
-            (element == kNoNode || group_of_[static_cast<std::size_t>(q)] != group_of_[static_cast<std::size_t>(element)]))
-          ok = false;
-      if (ok && element != kNoNode) ok = element_fits(element, element_load, chain, n, k);
+        if (!elements) return ok;
+        for (NodeId q : chain)  // post nodes only with their group's anchor
+          if (phase_[static_cast<std::size_t>(q)] == Phase::kPost &&
+              (element == kNoNode || group_of_[static_cast<std::size_t>(q)] != group_of_[static_cast<std::size_t>(element)]))
+            return false;
+        return ok && element != kNoNode && element_fits(element, element_load, chain, n, k);
+      };
+      const bool ok = (anchor && walk(true)) || walk(false);
       if (!ok || chain.empty() || !reads_no_more_than(chain, group, v)) continue;
       std::set<NodeId> nodes = group.nodes;
       nodes.insert(chain.begin(), chain.end());
@@ -689,11 +702,13 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   // kernel op reads them.
   std::set<ValueId> bases, kernel_reads;
   std::size_t scratch = 0;  // what the anchor's launch may add (split K across workgroups)
+  NodeId anchor = kNoNode;  // the last kernel op (one before it is an element computed in its loads)
   for (NodeId n : group.nodes)
     if (graph.node(n).op->kind == OpKind::kKernel) {
       kernel_reads.insert(graph.node(n).inputs.begin(), graph.node(n).inputs.end());
-      scratch += scratch_bindings(*graph.node(n).op, device);
+      anchor = std::max(anchor, n);
     }
+  if (anchor != kNoNode) scratch = scratch_bindings(*graph.node(anchor).op, device);
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
     if (value.constant && value.constant->numel() == 1 && !kernel_reads.count(v)) continue;

@@ -118,6 +118,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
 
   std::vector<ValueId> pre_input_values, load_input_values, post_input_values;
+  std::set<ValueId> element_values;  // read by an element: bound even where a scalar constant
   std::map<ValueId, std::uint64_t> chunk_bytes;  // stored tensors a kernel op reads in chunks
   auto node_op = [&](const Node& node, std::vector<KernelOperand> args) -> KernelOp {
     const DType out = graph.value(node.output).dtype;
@@ -159,10 +160,12 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         input.buffer = view.base;
         element.inputs.push_back(std::move(input));
         load_input_values.push_back(u);
+        element_values.insert(u);
       }
       const Value& out = graph.value(node.output);
       auto launch = node.op->element(infos, {out.shape, out.dtype}, node.op_attrs());
       if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
+      element.shape = out.shape;
       element.root = launch->root;
       element.defines = launch->defines;
       load_costs[v] = launch->cost;
@@ -317,7 +320,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   auto bind_inputs = [&](const std::vector<ValueId>& values, bool anchor_inputs) -> Status {
     for (ValueId v : values) {
       const Value& value = graph.value(v);
-      if (!anchor_inputs && value.constant && value.constant->numel() == 1) continue;
+      if (!anchor_inputs && value.constant && value.constant->numel() == 1 && !element_values.count(v)) continue;
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
       auto chunked = chunk_bytes.find(view.base);
       if (chunked != chunk_bytes.end() && !anchor_inputs)  // a post-stage read: one binding cannot hold it
@@ -352,7 +355,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
        std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &load_input_values, &post_input_values,
                                                           &group.outputs})
     for (ValueId v : *values)
-      if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1) || (anchored && values == &pre_input_values))
+      if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1) || (anchored && values == &pre_input_values) ||
+          element_values.count(v))
         VKFUSE_TRY(check_storage(v));
   VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
   VKFUSE_TRY(bind_inputs(load_input_values, false));

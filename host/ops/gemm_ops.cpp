@@ -72,6 +72,8 @@ Result<KernelLaunch> launch_gemm(std::span<const TensorInfo> in, const TensorInf
   p.k = s.k;
   p.a_dtype = in[0].dtype;
   p.b_dtype = in[1].dtype;
+  p.a_computed = in[0].load_cost > 0.0f;
+  p.b_computed = in[1].load_cost > 0.0f;
   p.a_stride_m = s.trans_a ? 1 : s.k;  // A is [K, M] when transposed, else [M, K]
   p.a_stride_k = s.trans_a ? s.m : 1;
   p.b_stride_k = s.trans_b ? 1 : s.n;  // B is [N, K] when transposed, else [K, N]

@@ -534,10 +534,10 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   // a computed B, so that the planner computes no elements there: its staging of B is built for plain
   // loads, and on the H100 every depthwise -> pointwise pair fused into it was slower than the two
   // dispatches (host/fusion_planner.cpp, elements in loads).
+  const bool coopmat = tiling.kernel == GemmKernel::kCoopmat;
   launch.input_reads.assign(static_cast<std::size_t>(std::max(p.a_input, p.b_input)) + 1, 0);
-  launch.input_reads[static_cast<std::size_t>(p.a_input)] = tiles_n;
-  if (p.conv_gather.empty() && !(p.b_computed && tiling.kernel == GemmKernel::kCoopmat))
-    launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
+  if (!(p.a_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.a_input)] = tiles_n;
+  if (p.conv_gather.empty() && !(p.b_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
   return launch;
 }
 

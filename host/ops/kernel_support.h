@@ -71,9 +71,9 @@ struct GemmProblem {
   bool conv = false;
   std::vector<std::pair<std::string, std::string>> conv_gather;
   int a_input = 0, b_input = 1;  // which of the op's inputs A and B are (KernelLaunch::input_reads)
-  // B is computed element by element in its loads (TensorInfo::load_cost): its tiles then favour busy
-  // subgroups over reuse, as a gathered B's do.
-  bool b_computed = false;
+  // An operand computed element by element in its loads (TensorInfo::load_cost): the launch reports no
+  // reads of it on the cooperative-matrix root (gemm_launch), which then takes no elements.
+  bool a_computed = false, b_computed = false;
 };
 
 // Which GEMM root, and its blocking.

@@ -69,6 +69,8 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   p.k = s.k;
   p.a_dtype = in[0].dtype;
   p.b_dtype = in[1].dtype;
+  p.a_computed = in[0].load_cost > 0.0f;
+  p.b_computed = in[1].load_cost > 0.0f;
   p.a_stride_m = s.k;
   p.a_stride_k = 1;
   p.b_stride_k = s.n;

@@ -284,7 +284,7 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
 
 TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Conv's loads, f32 and f16") {
   // x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ Add(skip) ─ y: one dispatch, the depthwise output never
-  // stored (split K across workgroups where the 1x1 Conv's tiles are few: each of these).
+  // stored. 96 channels: K split across workgroups (choose_computed_parts) on the f32 implicit GEMM.
   struct Case {
     std::int64_t n, c, h, w, m, kh;
     std::vector<Attr> window;
@@ -294,6 +294,7 @@ TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Con
       {1, 7, 9, 8, 13, 3, {{"pads", Ints{1, 1, 1, 1}}}, true, true},
       {2, 13, 11, 10, 7, 3, {{"strides", Ints{2, 2}}, {"pads", Ints{2, 1, 0, 1}}, {"dilations", Ints{2, 1}}}, false, true},
       {1, 13, 7, 9, 5, 5, {{"pads", Ints{2, 0, 2, 1}}}, true, false},
+      {1, 96, 6, 5, 9, 3, {{"pads", Ints{1, 1, 1, 1}}}, true, true},
   };
   std::uint32_t seed = 900;
   for (DType dtype : {DType::kF32, DType::kF16}) {
@@ -325,6 +326,38 @@ TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Con
       CHECK(o.fused_dispatches == (coopmat ? 2u : 1u));
       CHECK(o.unfused_dispatches == (c.clip ? 4u : 3u));
     }
+  }
+}
+
+TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, and a consumer reading it twice") {
+  SUBCASE("two output channels per input channel (W [14, 1, 3, 3], group 7)") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, 7, 6, 7}), dw = b.input("dw", {14, 1, 3, 3}), pw = b.input("pw", {6, 14, 1, 1});
+    const Tensor mid = b.op("Conv", {x, dw}, {{"group", 7.0f}, {"strides", Ints{1, 2}}, {"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("Conv", {b.op("Relu", {mid}), pw}), "y");
+    const FusionOutcome o = check_fused_unfused(
+        build(b), random_feeds({{"x", {2, 7, 6, 7}}, {"dw", {14, 1, 3, 3}}, {"pw", {6, 14, 1, 1}}}, 910, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == 3);
+  }
+  SUBCASE("one channel, its bias a scalar constant, into a MatMul's A: the element still binds the bias") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 1, 8, 8}), dw = b.input("dw", {1, 1, 3, 3}), m = b.input("m", {8, 16});
+    const Tensor bias = b.constant(HostTensor::from_floats({1}, {0.375f}), "bias");
+    const Tensor mid = b.op("Conv", {x, dw, bias}, {{"group", 1.0f}, {"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("MatMul", {mid, m}), "y");
+    const FusionOutcome o = check_fused_unfused(
+        build(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}, {"m", {8, 16}}}, 911, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+  }
+  SUBCASE("a MatMul reading the depthwise result at both arguments keeps it stored") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 1, 8, 8}), dw = b.input("dw", {1, 1, 3, 3});
+    const Tensor d = b.op("Conv", {x, dw}, {{"group", 1.0f}, {"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("MatMul", {b.op("Clip", {d}, {{"min", -0.5f}, {"max", 0.5f}}), d}), "y");
+    const FusionOutcome o =
+        check_fused_unfused(build(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}}, 912, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 2);
   }
 }
 

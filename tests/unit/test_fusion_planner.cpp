@@ -289,6 +289,34 @@ TEST_CASE("elements in loads: a depthwise Conv runs in the pointwise Conv's load
   }
 }
 
+TEST_CASE("elements in loads: only a chain of the element's own shape, and plain chains stay as they were") {
+  using Ints = std::vector<std::int64_t>;
+  SUBCASE("an Add that broadcasts the depthwise result to a larger shape reads it stored") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 4, 6, 6}), dw = b.input("dw", {4, 1, 3, 3}), y = b.input("y", {2, 4, 6, 6});
+    const Tensor d = b.op("Conv", {x, dw}, {{"group", 4.0f}, {"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("Conv", {b.op("Add", {d, y}), b.input("pw", {5, 4, 1, 1})}), "z");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv | Add -> Conv");
+  }
+  SUBCASE("a squeeze-and-excitation Mul still runs in the next Conv's loads") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 8, 6, 6});
+    const Tensor r = b.op("Relu", {b.op("Conv", {x, b.input("w", {8, 8, 3, 3})}, {{"pads", Ints{1, 1, 1, 1}}})});
+    const Tensor s = b.op("Sigmoid", {b.op("GlobalAveragePool", {r})});
+    b.output(b.op("Conv", {b.op("Mul", {r, s}), b.input("pw", {4, 8, 1, 1})}), "z");
+    const std::string labels = labels_of(plan(build_graph(b)));
+    CAPTURE(labels);
+    CHECK(labels.ends_with("| Mul -> Conv"));
+  }
+  SUBCASE("a MatMul reading a depthwise result at both arguments takes no element") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 1, 8, 8}), dw = b.input("dw", {1, 1, 3, 3});
+    const Tensor d = b.op("Conv", {x, dw}, {{"group", 1.0f}, {"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("MatMul", {d, d}), "z");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv | MatMul");
+  }
+}
+
 TEST_CASE("elements in loads: a depthwise result large enough to fill the GPU is stored, not recomputed") {
   // 1 x 144 x 32 x 32 = 147456 outputs (more than 4 x 132 x 256): two dispatches; 1 x 128 x 32 x 32 fits.
   for (const std::int64_t c : {144, 128}) {
