@@ -17,7 +17,7 @@
 #   b8          then `vkfuse bench` and compare at batch 8 while torch-warm still runs; the rest at the end
 #   startup     `vkfuse startup --json` per model (cold, then warm from the disk cache), CPU quiet
 #   bench       `vkfuse bench --json`, fp32 and fp16, batch 1, holding the GPU lock
-#   torch       PyTorch eager / compile / reduce-overhead (bench/torch_models.py): 4 processes trace and
+#   torch       PyTorch eager / compile / reduce-overhead (bench/torch_models.py): 6 processes trace and
 #               compile from the warm caches while one at a time holds the GPU lock to be timed
 #   summarize   bench/summarize.py over the raw outputs
 # Every step runs under `timeout`, every phase under a deadline inside BUDGET_S; a step that does not
@@ -26,8 +26,8 @@
 #
 # Environment: OUT (default /tmp/vkfuse-out), BUDGET_S (default 540), WORK (default /tmp/vkfuse-bench),
 # VKFUSE_MODELS (a comma-separated subset), VKFUSE_MODELS_DIR (exported models; default $WORK/models),
-# PRECISIONS (default fp32,fp16), TORCH_DEVICE (cuda; cpu for a local dry run), TORCH_WARMERS (5),
-# TORCH_MEASURERS (4), GEMM_SIZES (1024,2048,4096,8192), CHAIN_FLAGS (--runs 5), PYTHON (python3).
+# PRECISIONS (default fp32,fp16), TORCH_DEVICE (cuda; cpu for a local dry run), TORCH_WARMERS (7),
+# TORCH_MEASURERS (6), GEMM_SIZES (1024,2048,4096,8192), CHAIN_FLAGS (--runs 5), PYTHON (python3).
 # Back to the caller, under $OUT (at most 8 files): session.log, raw.tar.gz (every raw output),
 # summary.md, summary.csv, headline.md.
 set -uo pipefail
@@ -110,8 +110,8 @@ trap 'log "stopped by a signal"; pack; exit 130' INT TERM
   echo "host: $(uname -srm), $(nproc) CPUs"
   echo "budget_s: $budget"
   echo "phases: $phases"
-  echo "torch_warmers: ${TORCH_WARMERS:-5}"
-  echo "torch_measurers: ${TORCH_MEASURERS:-4}"
+  echo "torch_warmers: ${TORCH_WARMERS:-7}"
+  echo "torch_measurers: ${TORCH_MEASURERS:-6}"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
     --format=csv 2>&1 | sed 's/^/nvidia-smi: /'
   "$python" -c "import torch, torchvision; print('torch:', torch.__version__, 'torchvision:', torchvision.__version__)" 2>&1
@@ -147,7 +147,7 @@ start_warmers() {
   # Niced: vkfuse's compiles and the export come first. Each child compiles for minutes before its
   # first GPU work (Triton autotuning at the first call), which is why the GEMM comparisons run first.
   nice -n 10 timeout -k 5 $(( warm_end - $(date +%s) + 20 )) \
-    "$python" "$root/bench/torch_models.py" --warm-only --parallel "${TORCH_WARMERS:-5}" --compile-threads 2 \
+    "$python" "$root/bench/torch_models.py" --warm-only --parallel "${TORCH_WARMERS:-7}" --compile-threads 2 \
     --device "$torch_device" --models-dir "$models_dir" --models "$models_csv" --dtypes "$precisions" \
     --deadline "$warm_end" --model-timeout 240 --out "$raw/torch/warm.jsonl" >> "$raw/torch/warm.log" 2>&1 &
   warm_pid=$!
@@ -287,7 +287,7 @@ if has_phase torch; then
     fi
     log "torch: measuring until +$(( torch_end - start )) s"
     run_step torch torch_models.py $(( left + 30 )) $(( torch_end + 30 )) "$raw/torch/measure.log" "$raw/torch/measure.log" \
-      "$python" "$root/bench/torch_models.py" --parallel "${TORCH_MEASURERS:-4}" --gpu-lock "$work/gpu.lock" --compile-threads 2 \
+      "$python" "$root/bench/torch_models.py" --parallel "${TORCH_MEASURERS:-6}" --gpu-lock "$work/gpu.lock" --compile-threads 2 \
       --device "$torch_device" --models-dir "$models_dir" --models "$models_csv" --dtypes "$precisions" \
       --deadline "$torch_end" --model-timeout 150 --out "$raw/torch/torch.jsonl" 9>&- &
     torch_pid=$!
