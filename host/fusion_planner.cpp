@@ -331,17 +331,21 @@ class Planner {
   static constexpr float kElementLoadBudget = 36.0f;
   static constexpr std::int64_t kElementMaxOutputs = 4 * kFillInvocations;
 
+  // What a kernel op's launchers see of its inputs.
+  std::vector<TensorInfo> input_infos(const Node& node) const {
+    std::vector<TensorInfo> infos;
+    for (ValueId u : node.inputs) infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
+    return infos;
+  }
+
   // The cost of computing `q`'s output one element at a time (OpDef::element), if it can be.
   std::optional<float> element_cost(NodeId q) const {
     const Node& node = graph_.node(q);
     const Value& out = graph_.value(node.output);
     if (node.op->kind != OpKind::kKernel || !node.op->element || !is_float_dtype(out.dtype)) return std::nullopt;
-    std::vector<TensorInfo> infos;
-    for (ValueId u : node.inputs) {
-      infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
+    for (ValueId u : node.inputs)
       if (graph_.value(u).bytes() > device_.max_binding_bytes) return std::nullopt;  // bound whole, one binding
-    }
-    auto element = node.op->element(infos, {out.shape, out.dtype}, node.op_attrs());
+    auto element = node.op->element(input_infos(node), {out.shape, out.dtype}, node.op_attrs());
     if (!element.ok()) return std::nullopt;
     return element->cost;
   }
@@ -350,8 +354,7 @@ class Planner {
   // per element (0: not known).
   std::int64_t input_reads(NodeId n, std::size_t k, float cost) const {
     const Node& node = graph_.node(n);
-    std::vector<TensorInfo> infos;
-    for (ValueId u : node.inputs) infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
+    std::vector<TensorInfo> infos = input_infos(node);
     infos[k].load_cost = cost;
     const Value& out = graph_.value(node.output);
     auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device_);

@@ -127,6 +127,18 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
   // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
   // evaluated in the anchor's loads, over the chain's own inputs.
+  // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
+  // element on: its binding's base, contiguous.
+  auto whole_input = [&](ValueId v, const Node& reader) -> Result<KernelInput> {
+    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+    if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
+      return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
+    KernelInput input;
+    input.dtype = graph.value(v).dtype;
+    input.shape = graph.value(v).shape;
+    input.buffer = view.base;
+    return input;
+  };
   std::map<ValueId, float> load_costs;  // arguments computed from an element: its cost (TensorInfo::load_cost)
   auto build_load = [&](ValueId v) -> Result<KernelLoad> {
     std::set<NodeId> chain;
@@ -148,16 +160,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       std::vector<TensorInfo> infos;
       KernelElement element;
       for (ValueId u : node.inputs) {
-        const Value& value = graph.value(u);
-        VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, u));
-        if (produced.count(u) || view.layout.offset != 0 ||
-            view.layout.strides != contiguous_layout(view.layout.shape).strides)
-          return make_error(ErrorCode::kInternal, "node '" + node.name + "': an element reads a computed or strided value");
-        infos.push_back({value.shape, value.dtype});
-        KernelInput input;
-        input.dtype = value.dtype;
-        input.shape = value.shape;
-        input.buffer = view.base;
+        if (produced.count(u))
+          return make_error(ErrorCode::kInternal, "node '" + node.name + "': an element reads a computed value");
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(u, node));
+        infos.push_back({input.shape, input.dtype});
         element.inputs.push_back(std::move(input));
         load_input_values.push_back(u);
         element_values.insert(u);
@@ -213,17 +219,11 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         spec.inputs.push_back(std::move(input));
         continue;
       }
-      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-      if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
-        return make_error(ErrorCode::kInternal, "node '" + node.name + "': a kernel op reads a strided view");
-      KernelInput input;
-      input.dtype = value.dtype;
-      input.shape = value.shape;
-      input.buffer = view.base;
+      VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node));
       // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
       if (value.bytes() > device.max_binding_bytes) {
         input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
-        chunk_bytes[view.base] = device.chunk_bytes();
+        chunk_bytes[input.buffer] = device.chunk_bytes();
       }
       spec.inputs.push_back(std::move(input));
       pre_input_values.push_back(v);
