@@ -42,10 +42,9 @@ namespace {
 // forms multiply the invocations again for the smallest products with a long K (batch-1 transformer
 // layers: 197 x 768 outputs over K = 3072): 2 slices of 64 invocations over each staged K slice
 // (partial sums added through shared memory), or 32x32 tiles split over 4, 8 or 16 workgroups (partial
-// sums through memory, added by the last workgroup of each tile). Each is 16 deep where two stages of
-// that fit the device and a slice has 64 invocations (128x128x16: 33 KB, an H100's 48 KB yes,
-// lavapipe's 32 KB no), else 8: a deeper step halves the barriers per FMA and gives the next step's
-// global loads twice the multiply to arrive behind.
+// sums through memory, added by the last workgroup of each tile). Each is 16 deep where its buffers of
+// that fit the device (with_depth), else 8: two stages for slices of up to 64 invocations, one for the
+// 128x128 tile (tile_stages: two cost it registers and half its workgroups per SM).
 // Split over workgroups replaced 32x32 tiles of 4 slices (256 invocations each walking all of K). H100,
 // 2026-11-23, ms (vkfuse_bench_gemm --tiles, 32x32x32 4 slices / 32x32x16 over 4 / over 8 workgroups):
 // 197x768x3072 0.082 / 0.055 / 0.058, 197x768x768 0.023 / 0.018 / 0.021, 49x768x3072 0.045 / 0.033 /
@@ -93,10 +92,19 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
   return tiled_threads(t) <= device.max_workgroup_invocations && tiled_shared_bytes(t, 1) <= device.shared_memory_bytes;
 }
 
-// `shape` with its depth for `p`: 16 if two stages of that fit and a slice has 64 invocations, else 8.
-// Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64 went from 20.3 to 27.9
-// TFLOP/s at 1024^3 with 16-deep slices, while 128x128 (256 invocations, 8x8 each) dropped from 38.9 to
-// 31.4 at 4096^3: its 8 extra prefetch registers per invocation cost occupancy.
+// The shared-memory buffers of tile t: two (the next step's slices stored while this one multiplies) where
+// they fit and a slice has at most 64 invocations; one for larger slices. H100, 2026-11-25, 4096^3 f32,
+// 128x128 8x8 (256 invocations): two stages of 16 deep took 161 registers per invocation (one workgroup
+// per SM) and ran at 24-33 TFLOP/s, one stage of 16 took 127 (two per SM) and 45.2; 8 deep, two stages
+// 40.6, one 42.0 (both 127 registers).
+std::uint32_t tile_stages(const GemmTile& t, const DevicePlan& device) {
+  return slice_threads(t) <= 64 && tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
+}
+
+// `shape` with its depth for `p`: 16 where its buffers (tile_stages) of that fit, else 8. A deeper step
+// halves the barriers per FMA. Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64
+// went from 20.3 to 27.9 TFLOP/s at 1024^3 with 16-deep slices. (A slice of at most 64 invocations stays
+// 8 deep in two stages where two of 16 do not fit.)
 // Split-K tiles go deeper where two stages fit and every slice still gets kMinSplitSteps steps: they
 // serve products with few output tiles and a long K, whose time is the walk along K, so fewer and
 // larger steps pay. 32 deep, or 64 where the product has fewer workgroups than the GPU has SMs (one
@@ -106,7 +114,9 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
 GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePlan& device) {
   GemmTile t = shape;
   t.bk = kDeepBk;
-  if (slice_threads(t) > 64 || tiled_shared_bytes(t, 2) > device.shared_memory_bytes) {
+  const bool fits = slice_threads(t) > 64 ? tiled_shared_bytes(t, 1) <= device.shared_memory_bytes
+                                          : tiled_shared_bytes(t, 2) <= device.shared_memory_bytes;
+  if (!fits) {
     t.bk = kShallowBk;
     return t;
   }
@@ -215,7 +225,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
   tiling.split = t.split;
   tiling.groups = t.groups;
   tiling.workgroup_size = tiled_threads(t);
-  tiling.stages = tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
+  tiling.stages = tile_stages(t, device);
   tiling.shared_bytes = tiled_shared_bytes(t, tiling.stages);
   return tiling;
 }

@@ -100,11 +100,11 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
   // 132 x 256 (8x8 blocks without split K: 2^14, in 132 workgroups or more) compete on outputs per invocation, else the most invocations win; split K (over slices of
   // a workgroup or over workgroups) where K gives each slice or workgroup two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
-  // the 128x128 tile stays 8 deep (on the H100 16 deep cost it a fifth of its speed: with_depth).
+  // the 128x128 tile 16 deep in one stage (on the H100 two stages cost it registers: tile_stages).
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
   for (const DevicePlan& plan : {lavapipe, h100}) {
     CAPTURE(plan.shared_memory_bytes);
-    const std::string large = "tiled 128x128x8 2";
+    const std::string large = "tiled 128x128x16 1";
     CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 32x32x16 2");  // 33K invocations of 4x4: the most
     CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 32x32x16 2");  // K too short to split
     // Few outputs, long K: 32x32 tiles split over up to 16 workgroups, each part two steps or more.
@@ -157,7 +157,7 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   const ForcedTileReset reset;
   DevicePlan h100 = plan_with(49152, 1024);
   h100.subgroup_size = 32;
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x8 2");  // no coopmat
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x16 1");  // no coopmat
   h100.coopmat_f16 = true;
   // Large products: 128x128 tiles (1024 or 256 of them, each SM sub-partition busy); 1024^3: 64x64.
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
@@ -172,7 +172,7 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   DevicePlan smaller = h100;
   smaller.shared_memory_bytes = 32768;
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2x1 of 128");
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x8 2");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x16 1");
   CHECK(matmul_blocking({1, 777}, {777, 50}, h100, DType::kF16) == "skinny 1x32");
   REQUIRE(force_gemm_tile(GemmTile{64, 64, 16, 8, 8}, h100).ok());
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 64x64x16 2");
@@ -185,12 +185,12 @@ TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must
   const std::string rule_h100 = matmul_blocking({1024, 1024}, {1024, 1024}, h100);
   const std::string rule_small = matmul_blocking({1024, 1024}, {1024, 1024}, small);
   REQUIRE(force_gemm_tile(GemmTile{128, 256, 8, 8, 16}, h100).ok());
-  CHECK(rule_h100 != "tiled 128x256x8 2");
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x256x8 2");
+  CHECK(rule_h100 != "tiled 128x256x8 1");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x256x8 1");
   CHECK(matmul_blocking({4, 13}, {13}, h100) == "skinny 4x8");  // a few rows stay skinny
   REQUIRE(force_gemm_tile(GemmTile{128, 128, 16, 8, 8}, lavapipe).ok());
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x128x16 1");  // 2 stages: 33 KB
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 2");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 1");  // 256 invocations: one stage
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, small) == rule_small);  // no fit: the rule
   REQUIRE(force_gemm_tile(GemmTile{32, 32, 8, 4, 4, 4}, h100).ok());  // split K, whatever K is
   CHECK(matmul_blocking({7, 13}, {13, 5}, h100) == "tiled 32x32x8 2 split 4");
@@ -264,7 +264,7 @@ TEST_CASE("f16 MatMul and Conv match their references with every cooperative-mat
 }
 
 // The blockings a larger device picks (or a benchmark may force) that lavapipe's limits keep the rule
-// from picking: 128x128x16 (one stage here, two on an H100), 128x256 with 16 columns per invocation,
+// from picking: 128x128x16 (one stage), 128x256 with 16 columns per invocation,
 // and 64x64x16 in f16 too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 8, 16, 32 and 64
 // deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; and split K
 // across 3, 4 (with 2 slices inside) and 16 workgroups per tile. MatMul's cases and Gemm's (every
