@@ -45,8 +45,11 @@
 // 1), so an invocation's pairs of a slice are one pair of columns (their window corners are found once
 // per tile) on rows kGatherRows apart; it keeps (ci, kh, kw) of its first row and advances it by BK per
 // step, and each other row's by a constant, with carries: no division by the window size in the K loop.
+// With VKF_CONV_PAIRED 1 (OW even) an invocation's pair of columns lies in one output row: both read one
+// row of X, SW apart, so the row's index math and bounds test are done once for the two.
 // Gather defines (int unless u): VKF_CONV_C u, VKF_CONV_H, VKF_CONV_W, VKF_CONV_OW u, VKF_CONV_KH,
-// VKF_CONV_KW, VKF_CONV_SH, VKF_CONV_SW, VKF_CONV_DH, VKF_CONV_DW, VKF_CONV_PT, VKF_CONV_PL.
+// VKF_CONV_KW, VKF_CONV_SH, VKF_CONV_SW, VKF_CONV_DH, VKF_CONV_DW, VKF_CONV_PT, VKF_CONV_PL,
+// VKF_CONV_PAIRED (0/1).
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -161,6 +164,18 @@ uvec3 vkf_window_add(uvec3 at, const uvec3 d) {
 uvec3 vkf_window_step(uint rows) {
   return uvec3(rows / kWindow, (rows % kWindow) / uint(VKF_CONV_KW), rows % uint(VKF_CONV_KW));
 }
+#if VKF_CONV_PAIRED
+// Columns n and n + 1 (one output row) of im2col row `at` as an fp16 pair, zero in the pads and past K:
+// one row of X (a corner ih0, iw0 and the next SW on), `inside` where the columns are real positions.
+uint vkf_gather_pair(uvec3 at, bool inside, int ih0, int iw0, uint base) {
+  const int ih = ih0 + int(at.y) * VKF_CONV_DH, iw = iw0 + int(at.z) * VKF_CONV_DW;
+  const bool row = inside && at.x < VKF_CONV_C && uint(ih) < uint(VKF_CONV_H);
+  const uint first = base + (at.x * uint(VKF_CONV_H) + uint(ih)) * uint(VKF_CONV_W);
+  const float v0 = row && uint(iw) < uint(VKF_CONV_W) ? VKF_B_FETCH(first + uint(iw)) : 0.0;
+  const float v1 = row && uint(iw + VKF_CONV_SW) < uint(VKF_CONV_W) ? VKF_B_FETCH(first + uint(iw + VKF_CONV_SW)) : 0.0;
+  return packHalf2x16(vec2(v0, v1));
+}
+#endif
 #endif
 
 #if VKF_SPLIT_GROUPS > 1
@@ -233,7 +248,20 @@ void main() {
 #define VKF_B_LOAD(s, k0) (VKF_B_IN(VKF_B_KN(s, k0, 0u).x, VKF_B_KN(s, k0, 0u).y) \
                            ? VKF_B_FETCH16(VKF_B_INDEX(VKF_B_KN(s, k0, 0u).x, VKF_B_KN(s, k0, 0u).y)) : uvec4(0u))
 #else
-#if VKF_CONV_GATHER
+#if VKF_CONV_GATHER && VKF_CONV_PAIRED
+    // This invocation's two columns, n and n + 1 (n even), lie in one output row (OW is even): one row
+    // of X, their window corners SW apart.
+    int gather_ih0, gather_iw0;
+    bool gather_in;
+    {
+      const uint n = n0 + 2u * (gl_LocalInvocationID.x % kRunB), oh = n / VKF_CONV_OW;
+      gather_in = VKF_N % VKF_BN == 0u || n < VKF_N;
+      gather_ih0 = int(oh) * VKF_CONV_SH - VKF_CONV_PT;
+      gather_iw0 = int(n - oh * VKF_CONV_OW) * VKF_CONV_SW - VKF_CONV_PL;
+    }
+    uvec3 gather_at = vkf_window_of(k_begin + gl_LocalInvocationID.x / kRunB);
+#define VKF_B_GATHER_TWO(at) vkf_gather_pair(at, gather_in, gather_ih0, gather_iw0, b_base)
+#elif VKF_CONV_GATHER
     // This invocation's two columns: their window corners in X, and whether they are real positions.
     ivec2 gather_ih0, gather_iw0;
     bvec2 gather_in;
@@ -253,6 +281,7 @@ void main() {
          ? VKF_B_FETCH(b_base + ((at).x * uint(VKF_CONV_H) + uint(gather_ih0[e] + int((at).y) * VKF_CONV_DH)) * \
                                     uint(VKF_CONV_W) + uint(gather_iw0[e] + int((at).z) * VKF_CONV_DW)) \
          : 0.0)
+#define VKF_B_GATHER_TWO(at) packHalf2x16(vec2(VKF_B_GATHER(at, 0u), VKF_B_GATHER(at, 1u)))
 #else
 #define VKF_B_ONE(s, k0, e) (VKF_B_IN(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y) \
                               ? VKF_B_FETCH(VKF_B_INDEX(VKF_B_KN(s, k0, e).x, VKF_B_KN(s, k0, e).y)) : 0.0)
@@ -269,7 +298,7 @@ void main() {
 #define VKF_LOAD_B(k0)                                                                               \
     [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
       const uvec3 at = vkf_window_add(gather_at, vkf_window_step(i * kGatherRows));                  \
-      rb[i] = packHalf2x16(vec2(VKF_B_GATHER(at, 0u), VKF_B_GATHER(at, 1u)));                        \
+      rb[i] = VKF_B_GATHER_TWO(at);                                                                  \
     }
 #else
 #define VKF_LOAD_B(k0)                                                                               \

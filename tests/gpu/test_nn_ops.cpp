@@ -72,6 +72,9 @@ const std::vector<KernelCase> kNnCases = {
     {"Conv", {{1, 64, 15, 16}, {64, 64, 3, 3}, {64}}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
     {"Conv", {{2, 20, 7, 9}, {45, 20, 1, 1}, {45}}},
     {"Conv", {{1, 64, 8, 8}, {64, 64, 3, 3}, {64}}, {{"pads", Ints{1, 1, 1, 1}}}},  // split 4, 64 deep (K 576)
+    // Dilated with an even output width (the cooperative-matrix root gathers its columns in pairs of
+    // one row), over two images with a column tile straddling them.
+    {"Conv", {{2, 5, 10, 12}, {6, 5, 3, 3}, {6}}, {{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}},
     // Depthwise (one input channel per group): 3x3 and 5x5 stride 2, convnext's 7x7, rows narrower than
     // the outputs one invocation computes, and one input channel without groups.
     {"Conv", {{1, 32, 17, 16}, {32, 1, 3, 3}, {32}}, {{"group", 32.0f}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
