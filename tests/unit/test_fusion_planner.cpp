@@ -238,6 +238,27 @@ TEST_CASE("pre-fusion: a cheap chain on a kernel op's input runs in its loads") 
   }
 }
 
+TEST_CASE("pre-fusion: an anchor does not read a wider tensor in its loads than the input it replaces") {
+  //   x(f32) ─ Cast(f16) ─ Conv ─ Relu ─ y   => [Cast] [Conv -> Relu]: the Conv's window would load each
+  //   f32 element for every tap and convert it (an f16 graph's first Conv)
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 9, 9});
+  const Tensor w = b.input("w", {13, 3, 3, 3}, DType::kF16);
+  const Tensor half = b.op("Cast", {x}, {{"to", static_cast<float>(DType::kF16)}});
+  SUBCASE("a narrowing Cast stays its own dispatch") {
+    b.output(b.op("Relu", {b.op("Conv", {half, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Cast | Conv -> Relu");
+  }
+  SUBCASE("a chain after the Cast runs with it, not in the loads") {
+    b.output(b.op("Conv", {b.op("Relu", {half}), w}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Cast -> Relu | Conv");
+  }
+  SUBCASE("elementwise consumers still recompute it") {
+    b.output(b.op("Relu", {half}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Cast -> Relu");
+  }
+}
+
 TEST_CASE("elements in loads: a depthwise Conv runs in the pointwise Conv's loads") {
   //   x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ Relu ─ y   => [Conv -> Clip -> Conv -> Relu]
   GraphBuilder b;
