@@ -96,7 +96,7 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
 // they fit and a slice has at most 64 invocations; one for larger slices. H100, 2026-11-25, 4096^3 f32,
 // 128x128 8x8 (256 invocations): two stages of 16 deep took 161 registers per invocation (one workgroup
 // per SM) and ran at 24-33 TFLOP/s, one stage of 16 took 127 (two per SM) and 45.2; 8 deep, two stages
-// 40.6, one 42.0 (both 127 registers).
+// 40.6, one 42.0 (both 127 registers; measured with a temporary switch, forced tiles take these stages).
 std::uint32_t tile_stages(const GemmTile& t, const DevicePlan& device) {
   return slice_threads(t) <= 64 && tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
 }
@@ -165,7 +165,7 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 // at least one workgroup per SM) compete on reuse; when none does, the most busy invocations win, ties to more reuse. Remaining ties go to less
 // padding, then to the larger tile (fewer loads per output: 128x128 over 64x64 8x8 on large squares),
 // then to the table's order. Split-K tiles take part only where K gives each slice or workgroup
-// kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up 128x128x8; 1024^2 64x64x16 8x8 (16K
+// kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up 128x128x16 (one stage); 1024^2 64x64x16 8x8 (16K
 // invocations, filled without split K); convnext_tiny's 3136 x 384 outputs over K 96 64x64x16; vit_b_16's 197 x 768
 // outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 3072 ones 32x32x16 (38K);
 // convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM

@@ -114,8 +114,8 @@ struct GemmTiling {
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
 // device has cooperative matrices (128x128, 64x64 or 32x32 tiles, K split between subgroups where that
 // fills the GPU); otherwise the tile (with split K where K is long) that fills the GPU with invocations
-// and, among those that do, reuses each load the most; 16 deep where two stages of that fit, split-K
-// tiles 32 or 64 deep (host/ops/kernel_support.cpp says how).
+// and, among those that do, reuses each load the most; 16 deep where its buffers of that fit (two
+// stages for slices of up to 64 invocations, one for larger), split-K tiles 32 or 64 deep (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);
 // The kCoopmat blocking for `problem` where the device has fp16 cooperative matrices, the operands are
 // f16, the tile fits and no GEMM tile is forced; else none. A forced coopmat tile is given whatever the
@@ -126,7 +126,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& devi
 // they fit, one for a gathered B.
 std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& problem, const DevicePlan& device);
 // For benchmarks and tests that compare blockings: while set, every problem of more than 4 rows gets
-// `tile` (two stages where they fit the device, else one) instead of the rule's choice; std::nullopt
+// `tile` (two stages where they fit the device and a slice has at most 64 invocations, else one) instead of the rule's choice; std::nullopt
 // restores the rule. Process-wide and not thread-safe: set it before building sessions, from one thread.
 // Fails (and leaves the setting alone) when the tile is not a valid blocking on `device`.
 Status force_gemm_tile(std::optional<GemmTile> tile, const DevicePlan& device);

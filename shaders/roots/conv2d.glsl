@@ -138,7 +138,7 @@ void vkf_advance(inout VkfFetch f) {
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint slice = tid / VKF_SLICE_THREADS, lane = tid % VKF_SLICE_THREADS;
-  // Where the column fragments are vec4s and a slice is at least 8 invocations wide and 4 high, a warp
+  // Where the column fragments are vec4s and a slice is a multiple of 8 invocations wide and of 4 high, a warp
   // is a 4 x 8 block of invocations: each k's reads of B are 8 vec4s, one 128-byte wavefront, where a
   // row of 16 invocations would take two. Vec2 fragments fit one wavefront either way and keep whole
   // rows. H100, 2026-11-25, fp32, ms, blocks for every tile: vgg11 batch 8 5.26 -> 4.71, googlenet batch

@@ -72,8 +72,8 @@ const std::vector<KernelCase> kNnCases = {
     {"Conv", {{1, 64, 15, 16}, {64, 64, 3, 3}, {64}}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},
     {"Conv", {{2, 20, 7, 9}, {45, 20, 1, 1}, {45}}},
     {"Conv", {{1, 64, 8, 8}, {64, 64, 3, 3}, {64}}, {{"pads", Ints{1, 1, 1, 1}}}},  // split 4, 64 deep (K 576)
-    // Dilated with an even output width (the cooperative-matrix root gathers its columns in pairs of
-    // one row), over two images with a column tile straddling them.
+    // Dilated with an even output width, two images: the cooperative-matrix root (NVIDIA) gathers its
+    // columns in pairs of one output row; roots/conv2d.glsl's column tiles straddle the images.
     {"Conv", {{2, 5, 10, 12}, {6, 5, 3, 3}, {6}}, {{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}},
     // Depthwise (one input channel per group): 3x3 and 5x5 stride 2, convnext's 7x7, rows narrower than
     // the outputs one invocation computes, and one input channel without groups.

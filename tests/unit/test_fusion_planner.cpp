@@ -253,10 +253,6 @@ TEST_CASE("pre-fusion: an anchor does not read a wider tensor in its loads than 
     b.output(b.op("Conv", {b.op("Relu", {half}), w}), "y");
     CHECK(labels_of(plan(build_graph(b))) == "Cast -> Relu | Conv");
   }
-  SUBCASE("elementwise consumers still recompute it") {
-    b.output(b.op("Relu", {half}), "y");
-    CHECK(labels_of(plan(build_graph(b))) == "Cast -> Relu");
-  }
 }
 
 TEST_CASE("elements in loads: a depthwise Conv runs in the pointwise Conv's loads") {
