@@ -476,8 +476,8 @@ class Planner {
         // block): a wider tensor (the f32 input of a Cast to f16) is not read there in its place.
         // H100, 2026-11-25, fp16 ms, the Cast in the first Conv's loads / its own dispatch: batch 8
         // resnet18 1.095 / 1.046 (unfused 1.060), googlenet 0.865 / 0.831, densenet121 2.31 / 2.26;
-        // batch 1 within 1% (resnet18 0.223 / 0.224, regnet_y_400mf 0.497 / 0.501; the mobilenets
-        // and shufflenet, one dispatch more each, not measured). The rule also keeps such a chain out
+        // batch 1 within 1% (resnet18 0.223 / 0.224, regnet_y_400mf 0.497 / 0.501; seven of the
+        // reference models, one dispatch more each, not measured). The rule also keeps such a chain out
         // of an anchor that reads each element once (a MatMul operand of one tile across N), where it
         // might pay: not measured; in the 13 reference models only the input Casts are affected.
         if (group.root == GroupRoot::kKernel && dtype_size(graph_.value(source).dtype) > dtype_size(graph_.value(v).dtype))
