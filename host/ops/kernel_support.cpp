@@ -97,8 +97,9 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
 // 128x128 8x8 (256 invocations): two stages of 16 deep took 161 registers per invocation (one workgroup
 // per SM) and ran at 24-33 TFLOP/s, one stage of 16 took 127 (two per SM) and 45.2; 8 deep, two stages
 // 40.6, one 42.0 (both 127 registers; measured with a temporary switch, forced tiles take these stages).
+std::uint32_t wanted_stages(const GemmTile& t) { return slice_threads(t) <= 64 ? 2 : 1; }
 std::uint32_t tile_stages(const GemmTile& t, const DevicePlan& device) {
-  return slice_threads(t) <= 64 && tiled_shared_bytes(t, 2) <= device.shared_memory_bytes ? 2 : 1;
+  return tiled_shared_bytes(t, wanted_stages(t)) <= device.shared_memory_bytes ? wanted_stages(t) : 1;
 }
 
 // `shape` with its depth for `p`: 16 where its buffers (tile_stages) of that fit, else 8. A deeper step
@@ -114,9 +115,7 @@ std::uint32_t tile_stages(const GemmTile& t, const DevicePlan& device) {
 GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePlan& device) {
   GemmTile t = shape;
   t.bk = kDeepBk;
-  const bool fits = slice_threads(t) > 64 ? tiled_shared_bytes(t, 1) <= device.shared_memory_bytes
-                                          : tiled_shared_bytes(t, 2) <= device.shared_memory_bytes;
-  if (!fits) {
+  if (tiled_shared_bytes(t, wanted_stages(t)) > device.shared_memory_bytes) {
     t.bk = kShallowBk;
     return t;
   }
