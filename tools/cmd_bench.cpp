@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: vkfuse bench MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--precision P] [--repeats R]\n"
-    "                    [--iterations I] [--json]\n"
+    "                    [--iterations I] [--top T] [--json]\n"
     "  --batch N         sets dimension 0 of every input to N (default: the model's own)\n"
     "  --shape NAME=DIMS fixes an input's shape, e.g. input=1x3x224x224\n"
     "  --precision P     fp32 (default) or fp16: float tensors stored as f16 inside the graph,\n"
@@ -26,6 +26,7 @@ constexpr const char* kUsage =
     "  --repeats R       timed measurements per mode, the median is reported (default 7)\n"
     "  --iterations I    graph replays per measurement, at least (default 10; more until a\n"
     "                    measurement covers about 20 ms of GPU time)\n"
+    "  --top T           how many of the slowest fused groups to list (default 10)\n"
     "  --json            one JSON object instead of the table\n";
 
 using Clock = std::chrono::steady_clock;
@@ -126,7 +127,7 @@ int run_bench(const Args& args) {
     std::fprintf(stderr, "vkfuse bench: %s\n", status.to_string().c_str());
     return 1;
   };
-  auto parsed = parse_args(args, {"--batch", "--shape", "--precision", "--repeats", "--iterations"}, {"--json"});
+  auto parsed = parse_args(args, {"--batch", "--shape", "--precision", "--repeats", "--iterations", "--top"}, {"--json"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     if (!parsed.ok()) std::fprintf(stderr, "vkfuse bench: %s\n", parsed.status().message().c_str());
     std::fputs(kUsage, stderr);
@@ -142,7 +143,8 @@ int run_bench(const Args& args) {
   auto repeats = parsed->positive_int("--repeats", 7);
   auto iterations = parsed->positive_int("--iterations", 10);
   auto batch = parsed->positive_int("--batch", 1);
-  for (const auto* r : {&repeats, &iterations, &batch})
+  auto top_count = parsed->positive_int("--top", 10);
+  for (const auto* r : {&repeats, &iterations, &batch, &top_count})
     if (!r->ok()) {
       std::fprintf(stderr, "vkfuse bench: %s\n", r->status().message().c_str());
       return 2;
@@ -169,7 +171,7 @@ int run_bench(const Args& args) {
   const ModeResult* unfused = &unfused_mode->result;
   const DeviceSummary device = context->device();
   const double speedup = fused->median_ms > 0.0 ? unfused->median_ms / fused->median_ms : 0.0;
-  const auto top = slowest(fused->groups, 10);
+  const auto top = slowest(fused->groups, static_cast<std::size_t>(*top_count));
 
   if (parsed->has("--json")) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,",
@@ -202,7 +204,7 @@ int run_bench(const Args& args) {
                 r->max_ms, format_bytes(r->intermediate_bytes).c_str(), r->create_ms);
   std::printf("\n  fused is %.2fx %s than unfused\n", speedup >= 1.0 ? speedup : 1.0 / speedup,
               speedup >= 1.0 ? "faster" : "SLOWER");
-  std::printf("\nslowest fused groups (one profiled run):\n");
+  std::printf("\nslowest fused groups (one profiled run, %zu of %zu):\n", top.size(), fused->groups.size());
   for (const auto& [index, g] : top) std::printf("  %10.4f ms  [%zu] %s\n", g.gpu_ms, index, g.label.c_str());
   if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
     std::fprintf(stderr, "vkfuse bench: %u Vulkan validation errors (see above)\n", errors);

@@ -363,9 +363,36 @@ std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, bool co
   return gemm_launch(p, device);
 }
 
+// A 1x1 Conv of one group over 1x1 images (a squeeze-and-excitation block's two, on its pooled vector)
+// is a vector times a matrix, Y[n, m] = X[n, :] . W[m, :] (+ B[m]), a row per image. Where the images are
+// few enough for roots/gemm_skinny.glsl, that root computes it: its workgroups split W's rows between
+// them and read each in runs along C, where the implicit GEMM's tiles of output channels by images were
+// mostly padding. H100, 2026-11-25, fused / unfused ms at batch 1 against the implicit GEMM, two runs:
+// fp32 mobilenet_v3_small 0.288 / 0.422 -> 0.252 / 0.385, efficientnet_b0 0.548 / 0.958 -> 0.493 /
+// 0.904, regnet_y_400mf 0.598 / 0.854 -> 0.531 / 0.791; fp16 0.256 -> 0.245, 0.483 -> 0.453, 0.499 ->
+// 0.480. (Computing a block's first Conv in the loads of its second instead, once per workgroup into
+// shared memory, took one dispatch fewer per block and was slower: mobilenet_v3_small fp32 0.268,
+// efficientnet_b0 0.556.)
+std::optional<KernelLaunch> vector_launch(const ConvShape& s, std::span<const TensorInfo> in, const DevicePlan& device) {
+  if (s.group != 1 || s.h * s.w != 1 || !is_pointwise(s)) return std::nullopt;
+  GemmProblem p;
+  p.m = s.n;
+  p.n = s.m;
+  p.k = s.c;
+  p.a_stride_m = s.c;  // X [N, C]
+  p.b_stride_n = s.c;  // W [M, C]: B[k, n] = W[n, k]
+  p.value = s.has_bias ? "((acc) + VKF_IN2(n))" : "(acc)";
+  p.a_dtype = in[0].dtype;
+  p.b_dtype = in[1].dtype;
+  p.a_computed = in[0].load_cost > 0.0f;
+  if (choose_gemm_tiling(p, device).kernel != GemmKernel::kSkinny) return std::nullopt;
+  return gemm_launch(p, device);
+}
+
 Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
+  if (auto launch = vector_launch(s, in, device)) return *std::move(launch);
   if (s.cg == 1) return depthwise_launch(s, device);
   const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
   const bool computed_x = in[0].load_cost > 0.0f;

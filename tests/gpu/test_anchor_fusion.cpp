@@ -329,6 +329,43 @@ TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Con
   }
 }
 
+TEST_CASE("a squeeze-and-excitation block: its 1x1 Convs over the pooled vector, f32 and f16") {
+  // x ─ GlobalAveragePool ─ Conv(1x1) ─ act ─ Conv(1x1) ─ gate ─ Mul(x) ─ Conv(1x1) ─ y. Up to 4 images the
+  // two Convs over 1x1 images run on the skinny GEMM root, with their bias and activation in its stores;
+  // 5 images run on the implicit GEMM. Odd channel counts and hidden widths (13, 7).
+  struct Case {
+    std::int64_t n, c, hidden;
+    bool silu;  // SiLU (Sigmoid -> Mul) and Sigmoid as efficientnet_b0's; else Relu and HardSigmoid
+  };
+  const Case cases[] = {{1, 52, 13, false}, {3, 30, 7, true}, {1, 576, 144, false}, {5, 52, 13, true}};
+  std::uint32_t seed = 950;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases) {
+      const std::string what = std::string(dtype_name(dtype)) + " n" + std::to_string(c.n) + " c" + std::to_string(c.c);
+      CAPTURE(what);
+      const Shape xs{c.n, c.c, 5, 3}, w1s{c.hidden, c.c, 1, 1}, w2s{c.c, c.hidden, 1, 1}, w3s{7, c.c, 1, 1};
+      GraphBuilder b;
+      const Tensor x = b.input("x", xs, dtype);
+      const Tensor pooled = b.op("GlobalAveragePool", {x});
+      const Tensor fc1 = b.op("Conv", {pooled, b.input("w1", w1s, dtype), b.input("b1", {c.hidden}, dtype)});
+      const Tensor hidden = c.silu ? b.op("Mul", {fc1, b.op("Sigmoid", {fc1})}) : b.op("Relu", {fc1});
+      const Tensor fc2 = b.op("Conv", {hidden, b.input("w2", w2s, dtype), b.input("b2", {c.c}, dtype)});
+      const Tensor gate = c.silu ? b.op("Sigmoid", {fc2}) : b.op("HardSigmoid", {fc2});
+      b.output(b.op("Conv", {b.op("Mul", {x, gate}), b.input("w3", w3s, dtype)}), "y");
+      const Graph graph = build(b);
+      std::mt19937 rng(seed++);
+      std::map<std::string, HostTensor> feeds;
+      for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
+               {"x", xs}, {"w1", w1s}, {"b1", {c.hidden}}, {"w2", w2s}, {"b2", {c.c}}, {"w3", w3s}})
+        feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      CHECK(o.fused_dispatches == 4);
+      CHECK(o.unfused_dispatches == (c.silu ? 8u : 7u));
+    }
+  }
+}
+
 TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, and a consumer reading it twice") {
   SUBCASE("two output channels per input channel (W [14, 1, 3, 3], group 7)") {
     GraphBuilder b;

@@ -472,6 +472,39 @@ TEST_CASE("the skinny GEMM root reads operands whose K is contiguous as 16-byte 
   CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
 }
 
+// A 1x1 Conv over 1x1 images (a squeeze-and-excitation block's) is a vector times W: the skinny root,
+// reading W's rows as runs along C, for up to 4 images; the implicit GEMM for more, for larger images and
+// for grouped Convs.
+TEST_CASE("a 1x1 Conv over 1x1 images runs on the skinny GEMM root") {
+  const DevicePlan device = small_types_device();
+  struct Case {
+    Shape x;
+    float group;
+    DType dtype;
+    const char* root;
+  };
+  for (const Case& c : {Case{{1, 52, 1, 1}, 1, DType::kF32, "roots/gemm_skinny.glsl"},
+                        Case{{4, 52, 1, 1}, 1, DType::kF16, "roots/gemm_skinny.glsl"},
+                        Case{{5, 52, 1, 1}, 1, DType::kF32, "roots/conv2d.glsl"},
+                        Case{{1, 52, 2, 1}, 1, DType::kF32, "roots/conv2d.glsl"},
+                        Case{{1, 52, 1, 1}, 2, DType::kF32, "roots/conv2d.glsl"}}) {
+    CAPTURE(shape_to_string(c.x));
+    CAPTURE(c.group);
+    GraphBuilder b;
+    const Tensor x = b.input("x", c.x, c.dtype);
+    const Tensor w = b.input("w", {12, c.x[1] / static_cast<std::int64_t>(c.group), 1, 1}, c.dtype);
+    b.output(b.op("Conv", {x, w, b.input("bias", {12}, c.dtype)}, {{"group", c.group}}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.kernel_root == c.root);
+    auto source = build_kernel(kernel->spec);
+    REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+    auto spirv = compile_glsl_compute(*source, kernel->spec.label);
+    REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+    CHECK(optimize_and_validate(*spirv, kernel->spec.label).ok());
+  }
+}
+
 TEST_CASE("f16 and bool tensors need 16- and 8-bit storage buffers") {
   {
     GraphBuilder b;
