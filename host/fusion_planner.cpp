@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
 
@@ -385,6 +386,33 @@ class Planner {
     return reads > 0 && static_cast<float>(reads) * cost <= kElementLoadBudget;
   }
 
+  // Whether `node` reads a view whose innermost axis of more than one element is not contiguous in
+  // memory (a Transpose's): neighbouring elements of it lie a stride apart. An anchor's loads do not
+  // recompute such a chain: its template reads neighbouring elements from neighbouring invocations, and
+  // loads each element several times (a window's taps, a tile per block of output channels), each one
+  // a separate sector. The copy is stored once, in a dispatch of its own, instead.
+  //   x[1, 56, 56, 96] ─ Transpose ─ Identity ─ Conv   => [Identity] [Conv] (convnext_tiny: each stage
+  //   ends in a channels-last LayerNorm whose result is permuted back for the next Conv)
+  // H100, 2026-11-25, fused ms against such chains in the loads, two runs: convnext_tiny fp32 batch 1
+  // 1.154 -> 1.113 (100 -> 104 dispatches), batch 8 4.95 -> 4.62, fp16 0.826 -> 0.801 and 2.67 -> 2.45;
+  // vit_b_16 (a transposed operand of each attention MatMul copied first, 161 -> 174 dispatches) fp32
+  // 2.75 -> 2.73, fp16 1.58 -> 1.60 (within its run-to-run spread).
+  //   (tests/unit "pre-fusion: an anchor's loads do not gather a transposed view")
+  bool reads_transposed_view(const Node& node) const {
+    for (ValueId u : node.inputs) {
+      if (!is_view_value(u)) continue;
+      auto view = resolve_view(graph_, u);
+      if (!view.ok()) return true;
+      const StridedLayout& layout = view->layout;
+      for (std::size_t d = layout.shape.size(); d-- > 0;) {
+        if (layout.shape[d] == 1) continue;
+        if (layout.strides[d] != 1) return true;
+        break;
+      }
+    }
+    return false;
+  }
+
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
     const std::vector<ValueId>& inputs = graph_.node(n).inputs;
@@ -427,7 +455,7 @@ class Planner {
           }
           chain.insert(q);
           cost += node.op->cost;
-          ok = cost <= budget;
+          ok = cost <= budget && !(anchor && reads_transposed_view(node));
           for (ValueId u : node.inputs)
             if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
         }

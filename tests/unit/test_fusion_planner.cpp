@@ -199,8 +199,10 @@ TEST_CASE("a residual stream is stored once, not recomputed from every earlier b
   //        └──────────────────────────────────────────── Add ─ x_{i+1}
   const Graph graph = testing::build_residual_stream(8, 6, 6, 3);
   const FusionPlan p = plan(graph);
-  CHECK(labels_of(p) == "Conv | Identity -> MatMul | Mul -> Add | Conv | Identity -> MatMul | Mul -> Add | Conv | "
-                       "Identity -> MatMul | Mul -> Add");
+  // (The copy of the transposed conv output is its own dispatch: "an anchor's loads do not gather a
+  // transposed view".)
+  CHECK(labels_of(p) == "Conv | Identity | MatMul | Mul -> Add | Conv | Identity | MatMul | Mul -> Add | Conv | "
+                       "Identity | MatMul | Mul -> Add");
   for (const FusionGroup& g : p.groups) {
     CAPTURE(g.label);
     CHECK(g.inputs.size() <= 3);  // Mul -> Add reads x_i, the MatMul's result and s: one block's tensors
@@ -252,6 +254,31 @@ TEST_CASE("pre-fusion: an anchor does not read a wider tensor in its loads than 
   SUBCASE("a chain after the Cast runs with it, not in the loads") {
     b.output(b.op("Conv", {b.op("Relu", {half}), w}), "y");
     CHECK(labels_of(plan(build_graph(b))) == "Cast -> Relu | Conv");
+  }
+}
+
+TEST_CASE("pre-fusion: an anchor's loads do not gather a transposed view") {
+  //   x[1, 6, 6, 13] ─ Transpose(0, 3, 1, 2) ─ (Identity) ─ Conv ─ y   => [Identity] [Conv]: the copy is
+  //   stored once; a Slice along channels (contiguous rows) is still read in the loads
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 6, 6, 13});
+  SUBCASE("a transposed view is copied by a dispatch of its own") {
+    const Tensor t = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{0, 3, 1, 2}}});
+    b.output(b.op("Conv", {t, b.input("w", {7, 13, 2, 2})}, {{"strides", std::vector<std::int64_t>{2, 2}}}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "Identity | Conv");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Identity | Conv");
+  }
+  SUBCASE("a Relu on the transposed view joins the copy, not the Conv") {
+    const Tensor t = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{0, 3, 1, 2}}});
+    b.output(b.op("Conv", {b.op("Relu", {t}), b.input("w", {7, 13, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Relu | Conv");
+  }
+  SUBCASE("a channel Slice of an NCHW tensor is read in the loads") {
+    const Tensor nchw = b.input("z", {1, 13, 6, 6});
+    const Tensor half = b.op("Slice", {nchw}, {{"axis", 1}, {"start", 7}, {"end", 13}});
+    b.output(b.op("Conv", {b.op("Relu", {half}), b.input("w", {7, 6, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Relu -> Conv");
   }
 }
 
