@@ -2,8 +2,9 @@
 // [top, left, bottom, right], ConvTranspose's output_padding, optional bias; fp32 accumulation. Conv
 // runs as an implicit GEMM (roots/conv2d.glsl; tiles chosen from the problem size and the device's
 // shared memory; f16 Convs of one group on cooperative matrices where the device has them,
-// roots/gemm_coopmat.glsl) or, with one input channel per group (depthwise), as an unrolled window loop
-// per output (roots/conv2d_depthwise.glsl). ConvTranspose is still one invocation per output element.
+// roots/gemm_coopmat.glsl), with one input channel per group (depthwise), as an unrolled window loop
+// per output (roots/conv2d_depthwise.glsl), or, 1x1 over 1x1 images (a squeeze-and-excitation block's),
+// as a vector times W on roots/gemm_skinny.glsl. ConvTranspose is still one invocation per output element.
 #include <algorithm>
 #include <iterator>
 #include <optional>

@@ -545,7 +545,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   // dispatches (host/fusion_planner.cpp, elements in loads).
   const bool coopmat = tiling.kernel == GemmKernel::kCoopmat;
   launch.input_reads.assign(static_cast<std::size_t>(std::max(p.a_input, p.b_input)) + 1, 0);
-  if (!(p.a_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.a_input)] = tiles_n;
+  // (The skinny root's columns each load the rows of A they multiply: every element once per column.)
+  const std::int64_t a_reads = tiling.kernel == GemmKernel::kSkinny ? p.n : tiles_n;
+  if (!(p.a_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.a_input)] = a_reads;
   if (p.conv_gather.empty() && !(p.b_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
   return launch;
 }

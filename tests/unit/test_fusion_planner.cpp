@@ -265,16 +265,14 @@ TEST_CASE("pre-fusion: an anchor's loads do not gather a transposed view") {
   SUBCASE("a transposed view is copied by a dispatch of its own") {
     const Tensor t = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{0, 3, 1, 2}}});
     b.output(b.op("Conv", {t, b.input("w", {7, 13, 2, 2})}, {{"strides", std::vector<std::int64_t>{2, 2}}}), "y");
-    const Graph graph = build_graph(b);
-    CHECK(labels_of(plan(graph)) == "Identity | Conv");
-    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Identity | Conv");
+    CHECK(labels_of(plan(build_graph(b))) == "Identity | Conv");
   }
-  SUBCASE("a Relu on the transposed view joins the copy, not the Conv") {
+  SUBCASE("a Relu that reads the transposed view is stored by its own dispatch, not run in the Conv's loads") {
     const Tensor t = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{0, 3, 1, 2}}});
     b.output(b.op("Conv", {b.op("Relu", {t}), b.input("w", {7, 13, 1, 1})}), "y");
     CHECK(labels_of(plan(build_graph(b))) == "Relu | Conv");
   }
-  SUBCASE("a channel Slice of an NCHW tensor is read in the loads") {
+  SUBCASE("a channel Slice of an NCHW tensor is still read in the loads (no over-rejection)") {
     const Tensor nchw = b.input("z", {1, 13, 6, 6});
     const Tensor half = b.op("Slice", {nchw}, {{"axis", 1}, {"start", 7}, {"end", 13}});
     b.output(b.op("Conv", {b.op("Relu", {half}), b.input("w", {7, 6, 1, 1})}), "y");

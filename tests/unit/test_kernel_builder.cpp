@@ -336,7 +336,8 @@ TEST_CASE("the tiled GEMM root loads aligned f32 operands as vec4s") {
 
 // f16 Convs of one group take the same root where the device has cooperative matrices: W as A, X's
 // im2col matrix as B, gathered with strides, pads and dilations (or X's planes as they are for a plain
-// 1x1, staged in two buffers), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl. f16 layers
+// 1x1, staged in two buffers), bias and a post-fused Relu in the store. Grouped and f32 Convs keep roots/conv2d.glsl
+// (1x1 Convs over 1x1 images of up to 4 images take roots/gemm_skinny.glsl in either dtype). f16 layers
 // of fewer tiles than the GPU has SMs and a K of 1024 or more split K across workgroups.
 TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering their window") {
   const DevicePlan device = h100_like_device();
@@ -473,30 +474,40 @@ TEST_CASE("the skinny GEMM root reads operands whose K is contiguous as 16-byte 
 }
 
 // A 1x1 Conv over 1x1 images (a squeeze-and-excitation block's) is a vector times W: the skinny root,
-// reading W's rows as runs along C, for up to 4 images; the implicit GEMM for more, for larger images and
-// for grouped Convs.
+// reading W's rows as runs along C where C is whole 16-byte runs, for up to 4 images; the implicit GEMM
+// (or in f16 cooperative matrices, where the device has them) for more, for larger images and for
+// grouped Convs.
 TEST_CASE("a 1x1 Conv over 1x1 images runs on the skinny GEMM root") {
   const DevicePlan device = small_types_device();
   struct Case {
     Shape x;
     float group;
     DType dtype;
+    bool bias;
     const char* root;
+    const char* b_run;  // VKF_B_RUN on the skinny root
   };
-  for (const Case& c : {Case{{1, 52, 1, 1}, 1, DType::kF32, "roots/gemm_skinny.glsl"},
-                        Case{{4, 52, 1, 1}, 1, DType::kF16, "roots/gemm_skinny.glsl"},
-                        Case{{5, 52, 1, 1}, 1, DType::kF32, "roots/conv2d.glsl"},
-                        Case{{1, 52, 2, 1}, 1, DType::kF32, "roots/conv2d.glsl"},
-                        Case{{1, 52, 1, 1}, 2, DType::kF32, "roots/conv2d.glsl"}}) {
+  for (const Case& c : {Case{{1, 52, 1, 1}, 1, DType::kF32, true, "roots/gemm_skinny.glsl", "4"},
+                        Case{{4, 52, 1, 1}, 1, DType::kF16, true, "roots/gemm_skinny.glsl", "0"},
+                        Case{{2, 64, 1, 1}, 1, DType::kF16, false, "roots/gemm_skinny.glsl", "8"},
+                        Case{{5, 52, 1, 1}, 1, DType::kF32, true, "roots/conv2d.glsl", ""},
+                        Case{{1, 52, 2, 1}, 1, DType::kF32, true, "roots/conv2d.glsl", ""},
+                        Case{{1, 52, 1, 1}, 2, DType::kF32, true, "roots/conv2d.glsl", ""}}) {
     CAPTURE(shape_to_string(c.x));
     CAPTURE(c.group);
     GraphBuilder b;
     const Tensor x = b.input("x", c.x, c.dtype);
     const Tensor w = b.input("w", {12, c.x[1] / static_cast<std::int64_t>(c.group), 1, 1}, c.dtype);
-    b.output(b.op("Conv", {x, w, b.input("bias", {12}, c.dtype)}, {{"group", c.group}}), "y");
+    std::vector<Tensor> inputs{x, w};
+    if (c.bias) inputs.push_back(b.input("bias", {12}, c.dtype));
+    b.output(b.op("Conv", inputs, {{"group", c.group}}), "y");
     auto kernel = try_kernel_of(b, device);
     REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
     CHECK(kernel->spec.kernel_root == c.root);
+    std::string b_run;
+    for (const auto& [key, value] : kernel->spec.kernel_defines)
+      if (key == "VKF_B_RUN") b_run = value;
+    CHECK(b_run == c.b_run);
     auto source = build_kernel(kernel->spec);
     REQUIRE_MESSAGE(source.ok(), source.status().to_string());
     auto spirv = compile_glsl_compute(*source, kernel->spec.label);
