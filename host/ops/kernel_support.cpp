@@ -240,7 +240,21 @@ namespace {
 // 2026-11-24). Without 64x64 with 2 subgroups along K, fp16 batch 1 went convnext_tiny 0.952 -> 0.828
 // ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 -> 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 ->
 // 0.69 (vit_b_16, mobilenet_v2 unchanged).
-constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1}, {128, 32, 1}, {64, 32, 1}, {32, 32, 1}, {32, 64, 2}, {32, 128, 4}};
+// 64x64 and 32x32 tiles also walk K 64 deep (one barrier per 64 k), but only with two buffers of staged
+// slices (B not gathered); where K is not a multiple of 64 the padding (coopmat_load's `used`) keeps them
+// 32 deep. H100, 2026-11-26, fp16 ms, one call, 32 deep / 64 deep: GEMMs 1024^3 0.0190 / 0.0180,
+// 197x3072x768 0.0145 / 0.0132, 197x2304x768 0.0138 / 0.0127 (64x64), 197x768x3072 0.0291 / 0.0235,
+// 784x256x1152 0.0147 / 0.0106 (32x32); fused vit_b_16 1.59 / 1.54 (two runs, 64x64 alone). Taken
+// everywhere instead, with K padded or B gathered in one buffer, they lost: convnext_tiny (K 96) 0.805
+// -> 0.814, efficientnet_b0 (K 16-80) 0.452 -> 0.457, googlenet (gathered) 0.211 -> 0.213.
+constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1},
+                                         {128, 32, 1},
+                                         {.tile = 64, .bk = 64, .min_stages = 2},
+                                         {64, 32, 1},
+                                         {.tile = 32, .bk = 64, .min_stages = 2},
+                                         {32, 32, 1},
+                                         {32, 64, 2},
+                                         {32, 128, 4}};
 
 // The one tile that splits K across workgroups (choose_coopmat_tiling, resident_gather_tiling), and its
 // subgroups (2 x 2).
@@ -252,16 +266,17 @@ constexpr std::uint32_t kSplitTile = 32, kSplitTileSubgroups = 4;
 constexpr double kResidentSubgroups = static_cast<double>(kFillWorkgroups) * 64.0;
 
 // What a coopmat blocking `t` with K over `parts` workgroups gives problem `p`: busy subgroups, outputs
-// per subgroup, and the share of the tiles' outputs that are real (not padding). Both coopmat rules
-// score blockings on these.
+// per subgroup, and the share of the products the tiles multiply that are real (not padding of M, N or
+// K: K is walked in whole bk steps). Both coopmat rules score blockings on these.
 struct CoopmatLoad {
   double subgroups, per_subgroup, used;
 };
 CoopmatLoad coopmat_load(const GemmProblem& p, const GemmTiling& t, std::uint32_t parts) {
   const std::int64_t tiles = p.batch * div_up(p.m, t.bm) * div_up(p.n, t.bn);
   const std::uint32_t blocks = t.warps_m * t.warps_n;
+  const double k_used = static_cast<double>(p.k) / static_cast<double>(div_up(p.k, t.bk) * t.bk);
   return {static_cast<double>(tiles * blocks * t.warps_k * parts), static_cast<double>(t.bm * t.bn) / (blocks * t.warps_k),
-          static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t.bm * t.bn)};
+          k_used * static_cast<double>(p.batch * p.m * p.n) / static_cast<double>(tiles * t.bm * t.bn)};
 }
 
 // force_coopmat_tile's setting.
@@ -320,7 +335,7 @@ std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const Dev
       CoopmatTile c = shape;
       c.groups = parts;
       auto t = coopmat_blocking(c, device, 1);
-      if (!t || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
+      if (!t || t->stages < shape.min_stages || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
       if (parts > 1 && p.k / (parts * t->bk) < min_steps) continue;
       const CoopmatLoad load = coopmat_load(p, *t, parts);
       const bool filled = load.subgroups >= kResidentSubgroups;
@@ -339,8 +354,8 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device, max_stages);
   // First fill the GPU's matrix units (132 SMs x 4 sub-partitions, each with its own: kFillInvocations /
   // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
-  // subgroups, then outputs per subgroup; then less padding. H100, 4096^3 fp16, 2026-11-22: 2x4
-  // subgroups of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
+  // subgroups, then outputs per subgroup; then less padding of M, N and K (a 64-deep tile ties with its
+  // 32-deep twin where it pads K no more, and comes first). H100, 4096^3 fp16, 2026-11-22: 2x4 subgroups of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
   // 2026-11-24, ms (128x128x64 / 64x64x32 / 32x32x32 / 32x32x64 2 along K / 32x32x128 4 along K):
   // 1024^3 0.028 / 0.021 / 0.038 / 0.034 / 0.042 (the rule: 64x64), 197x3072x768 0.038 / 0.0175 /
   // 0.022 / 0.020 / 0.021 (64x64), a 7x7 layer's 512x49x4608 0.305 / 0.088 / 0.050 / 0.032 / 0.028
@@ -350,7 +365,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   std::tuple<bool, double, double, double> best_key{};
   for (const CoopmatTile& shape : kCoopmatTiles) {
     auto t = coopmat_blocking(shape, device, max_stages);
-    if (!t) continue;
+    if (!t || t->stages < shape.min_stages) continue;
     if (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk) continue;  // split K only where K gives two steps
     const CoopmatLoad load = coopmat_load(p, *t, 1);
     const bool filled = load.subgroups >= kFillSubgroups;

@@ -93,9 +93,10 @@ struct GemmTile {
 // One blocking of roots/gemm_coopmat.glsl: tile x tile outputs of warps_m x warps_n subgroups (1, 2 or
 // 4 each way; each owns a block of 16x16 accumulators), K in bk steps, warps_k subgroups per block
 // splitting each staged K slice (1, 2 or 4); `groups` workgroups per tile split K between them as
-// well (as GemmTile's).
+// well (as GemmTile's). choose_coopmat_tiling takes a shape of its table only where the blocking gets
+// at least `min_stages` buffers of staged slices; a forced tile ignores it.
 struct CoopmatTile {
-  std::uint32_t tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2, groups = 1;
+  std::uint32_t tile = 0, bk = 0, warps_k = 1, warps_m = 2, warps_n = 2, groups = 1, min_stages = 1;
 };
 struct GemmTiling {
   GemmKernel kernel = GemmKernel::kTiled;
@@ -113,7 +114,7 @@ struct GemmTiling {
 
 // The blocking for `problem` on `device`: kSkinny for at most 4 rows; kCoopmat for f16 operands where the
 // device has cooperative matrices (128x128, 64x64 or 32x32 tiles, K split between subgroups where that
-// fills the GPU); otherwise the tile (with split K where K is long) that fills the GPU with invocations
+// fills the GPU, 64 deep where that pads K no more than 32 deep does); otherwise the tile (with split K where K is long) that fills the GPU with invocations
 // and, among those that do, reuses each load the most; 16 deep where its buffers of that fit (two
 // stages for slices of up to 64 invocations, one for larger), split-K tiles 32 or 64 deep (host/ops/kernel_support.cpp says how).
 GemmTiling choose_gemm_tiling(const GemmProblem& problem, const DevicePlan& device);

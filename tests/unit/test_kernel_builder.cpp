@@ -224,7 +224,7 @@ TEST_CASE("the cooperative-matrix GEMM root compiles and validates in each opera
   };
   for (const Case& c : {Case{{100, 72}, {72, 40}, 0, 0, "A B"}, Case{{72, 100}, {40, 72}, 1, 1, "B"},
                         Case{{2, 300, 64}, {64, 520}, 0, 0, "A B"}, Case{{30, 70}, {70, 9}, 0, 0, ""},
-                        Case{{1100, 136}, {136, 2000}, 0, 0, "A B"},  // 128x128x64 tiles
+                        Case{{1100, 128}, {128, 2000}, 0, 0, "A B"},  // 128x128x64 tiles
                         Case{{64, 1000}, {1000, 40}, 0, 0, "A B"}}) {  // 4 subgroups along K on each block
     CAPTURE(shape_to_string(c.a));
     GraphBuilder b;
@@ -393,6 +393,39 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
 // more subgroups busy; the same layer at batch 8 (3200 tiles of 32x32) keeps whole 128x128x64 tiles. A
 // layer of exactly 132 64x64 tiles does not split them (64x64 tiles that split K spill registers on
 // the H100): it takes 32x32 tiles over 4 workgroups instead.
+// The cooperative-matrix rule walks K 64 deep on 64x64 and 32x32 tiles only with two buffers of staged
+// slices (a MatMul's B, not a gathered Conv's) and where that pads K no more than 32 deep (K 96 stays
+// 32 deep); 128x128 tiles take 32 deep where 64 would pad K more (K 136), else 64.
+TEST_CASE("cooperative-matrix tiles walk K 64 deep where two buffers fit and K pads no more") {
+  const DevicePlan device = h100_like_device();
+  struct Case {
+    Shape a, b;
+    std::string defines;
+  };
+  for (const Case& c : {Case{{197, 768}, {768, 3072}, "VKF_BM 64u VKF_BK 64u VKF_STAGES 2"},
+                        Case{{197, 3072}, {3072, 768}, "VKF_BM 32u VKF_BK 64u VKF_STAGES 2"},
+                        Case{{3136, 96}, {96, 384}, "VKF_BM 64u VKF_BK 32u VKF_STAGES 2"},
+                        Case{{1100, 136}, {136, 2000}, "VKF_BM 128u VKF_BK 32u VKF_STAGES 2"},
+                        Case{{1100, 128}, {128, 2000}, "VKF_BM 128u VKF_BK 64u VKF_STAGES 1"}}) {
+    CAPTURE(shape_to_string(c.a));
+    CAPTURE(shape_to_string(c.b));
+    GraphBuilder b;
+    b.output(b.op("MatMul", {b.input("a", c.a, DType::kF16), b.input("b", c.b, DType::kF16)}), "y");
+    auto kernel = try_kernel_of(b, device);
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    REQUIRE(kernel->spec.kernel_root == "roots/gemm_coopmat.glsl");
+    CHECK(defines_of(kernel->spec, {"VKF_BM", "VKF_BK", "VKF_STAGES"}) == c.defines);
+  }
+  // A gathered Conv of K 576 (a multiple of 64) on 32x32 tiles: one buffer, so 32 deep.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 64, 56, 56}, DType::kF16), w = b.input("w", {64, 64, 3, 3}, DType::kF16);
+  b.output(b.op("Conv", {x, w}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}), "y");
+  auto kernel = try_kernel_of(b, device);
+  REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+  REQUIRE(kernel->spec.kernel_root == "roots/gemm_coopmat.glsl");
+  CHECK(defines_of(kernel->spec, {"VKF_BM", "VKF_BK", "VKF_STAGES"}) == "VKF_BM 32u VKF_BK 32u VKF_STAGES 1");
+}
+
 TEST_CASE("gathered f16 Convs of long K split or keep their tiles by how many the GPU holds") {
   const DevicePlan device = h100_like_device();
   struct Case {
