@@ -152,7 +152,8 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
 
 // f16 operands on a device with NV cooperative matrices (16x16x16 fp16 products; the H100): 128x128x64
 // tiles of 2 x 2 subgroups where they give 132 SMs a workgroup each (32 deep where 64 does not fit the
-// shared memory), else 64x64x32; f32 operands, a few rows and a forced tile keep their roots.
+// shared memory), else 64x64 or 32x32 tiles, 64 deep (two buffers of staged slices) where that pads K no
+// more than 32 deep; f32 operands, a few rows and a forced tile keep their roots.
 TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one") {
   const ForcedTileReset reset;
   DevicePlan h100 = plan_with(49152, 1024);
@@ -162,13 +163,15 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   // Large products: 128x128 tiles (1024 or 256 of them, each SM sub-partition busy); 1024^3: 64x64.
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
   CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
-  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x32 2x2x1 of 128");
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16) == "coopmat 64x64x64 2x2x1 of 128");
   // vit_b_16's 197 x 768 outputs: 32x32 tiles fill the GPU (672 subgroups); a 7x7 layer's 49 x 512
   // outputs over K = 4608 cannot: the most subgroups, 4 along K on each 16x16 block.
-  CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 32x32x32 2x2x1 of 128");
+  CHECK(matmul_blocking({197, 768}, {768, 768}, h100, DType::kF16) == "coopmat 32x32x64 2x2x1 of 128");
   CHECK(matmul_blocking({512, 4608}, {4608, 49}, h100, DType::kF16) == "coopmat 32x32x128 2x2x4 of 512");
   CHECK(matmul_blocking({512, 200}, {200, 49}, h100, DType::kF16) == "coopmat 32x32x64 2x2x2 of 256");
-  CHECK(matmul_blocking({512, 100}, {100, 49}, h100, DType::kF16) == "coopmat 32x32x32 2x2x1 of 128");  // K under 2 x 64
+  // K under 2 x 64: no subgroups along K; 64 deep pads K 100 to 128 as 32 deep does, in fewer steps.
+  CHECK(matmul_blocking({512, 100}, {100, 49}, h100, DType::kF16) == "coopmat 32x32x64 2x2x1 of 128");
+  CHECK(matmul_blocking({512, 96}, {96, 49}, h100, DType::kF16) == "coopmat 32x32x32 2x2x1 of 128");  // 64 deep pads more
   DevicePlan smaller = h100;
   smaller.shared_memory_bytes = 32768;
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2x1 of 128");
