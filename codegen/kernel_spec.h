@@ -57,6 +57,10 @@ struct ElementPlacement {
   std::int64_t offset = 0, slice = 0, stride = 0;
 
   bool identity() const { return offset == 0 && slice == 0; }
+  // Whether the two put every element at the same index (the stride matters only between runs).
+  bool operator==(const ElementPlacement& o) const {
+    return offset == o.offset && slice == o.slice && (slice == 0 || stride == o.stride);
+  }
   std::string index(const std::string& i) const;  // GLSL: the index of element `i`
   bool whole_vec4s() const;  // 4 consecutive elements from a multiple of 4 land as one aligned vec4
 };

@@ -36,6 +36,7 @@ class Planner {
   Result<FusionPlan> run(FusionMode mode) {
     group_of_.assign(graph_.nodes.size(), -1);
     phase_.assign(graph_.nodes.size(), Phase::kPre);
+    if (mode == FusionMode::kFused) find_concat_families();
     for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
       const Node& node = graph_.node(n);
       if (node.op->kind == OpKind::kView) continue;  // an index map, no group
@@ -64,8 +65,11 @@ class Planner {
     const Shape& out = graph_.value(node.output).shape;
     const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
     if (g.root == GroupRoot::kKernel) {
-      // Post-fusion: an elementwise chain on the anchor's float result runs in its store.
-      if (node.op->kind != OpKind::kElementwise || !is_float_dtype(graph_.value(graph_.node(g.anchor).output).dtype))
+      // Post-fusion: an elementwise chain on the anchor's float result runs in its store. Not after a
+      // Concat to be written in place: the chain runs where it is read instead (in the loads of the
+      // anchor that reads it, or as a group of its own), and the Concat does not run.
+      if (node.op->kind != OpKind::kElementwise || !is_float_dtype(graph_.value(graph_.node(g.anchor).output).dtype) ||
+          family_of_.count(g.anchor))
         return false;
       if (v_phase == Phase::kPre) return false;  // a value computed in the anchor's loads, not its stores
       phase = Phase::kPost;
@@ -120,34 +124,121 @@ class Planner {
     return deps;
   }
 
-  // Concat in place: a Concat alone in its group whose every input is stored by another group for the
-  // Concat only has those groups store their results straight into its slices, and does not run.
+  // Concat in place: a Concat whose every input is stored by another group for it alone has those
+  // groups store their results straight into its slices, and does not run.
   //   Conv ─ Relu ─┐                  [Conv -> Relu (into Concat)]  stores y[:, 0:64]
   //   Conv ─ Relu ─┴─ Concat ─ y  =>  [Conv -> Relu (into Concat)]  stores y[:, 64:128]
   // (tests/unit "Concat in place: producers store into its slices", tests/gpu "Concat written in place")
-  void place_concats_in_place() {
-    for (Draft& d : drafts_) {
-      if (!d.alive || d.nodes.size() != 1) continue;
-      const NodeId c = *d.nodes.begin();
-      const Node& concat = graph_.node(c);
-      if (!concat.op->place_inputs) continue;
-      std::vector<TensorInfo> infos;
-      std::set<ValueId> distinct;
-      bool all_stored = true;
-      for (ValueId v : concat.inputs) {
-        const Value& value = graph_.value(v);
-        infos.push_back({value.shape, value.dtype});
-        const int g = producer_group(v);
-        all_stored = all_stored && g >= 0 && !value.constant && !value.is_output && value.consumers.size() == 1 &&
-                     distinct.insert(v).second && drafts_[static_cast<std::size_t>(g)].alive;
+  // A family of Concats shares one buffer: a root and the Concats each of whose inputs lies where it
+  // lies in the root's output (OpDef::place_inputs), so that their outputs are the root's leading
+  // elements (densenet's dense blocks at batch 1: each layer concatenates the inputs of the one before
+  // and its own). Their inputs, read by members alone, are stored into the root's slices once; a
+  // member's readers bind the root's leading bytes (FusionPlan::prefix_of) and wait only for the
+  // groups storing that member's own inputs.
+  //   x0 ─┬───────────────── Concat ─ L ─ f1 ─┬─ Concat ─ L ─ f2 ─┐     [... (into Concat)] x0, f1, f2
+  //       ├───────────────────────────────────┴───────────────────┼─ Concat ─ y   and no Concat runs
+  //       └───────────────────────────────────────────────────────┘
+  // (tests/unit "Concat in place: a dense block's Concats share the last one's buffer",
+  //  tests/gpu "Concat written in place")
+  // The families are found from the graph before any group forms (find_concat_families), so that their
+  // Concats take no post chain; place_concats_in_place applies them once groups have formed.
+  struct ConcatFamily {
+    NodeId root = kNoNode;
+    std::vector<NodeId> members;             // the root first
+    std::vector<ElementPlacement> places;    // where each of the root's inputs lies in its output
+  };
+
+  std::optional<std::vector<ElementPlacement>> input_places(NodeId c) const {
+    const Node& node = graph_.node(c);
+    if (!node.op->place_inputs) return std::nullopt;
+    const Value& out = graph_.value(node.output);
+    auto places = node.op->place_inputs(input_infos(node), {out.shape, out.dtype}, node.op_attrs());
+    if (!places || places->size() != node.inputs.size()) return std::nullopt;
+    return places;
+  }
+
+  // Whether every input of `members` can be stored into the root's slices: a distinct value computed by
+  // some node (not a graph input, constant or view), not a graph output, read by the members alone or
+  // lying at the start of the root's output (then its other readers bind those leading bytes: the
+  // block's first input, which densenet's first layer reads directly); and no member but the root is a
+  // graph output (it has no memory of its own).
+  bool family_stores(const std::vector<NodeId>& members, const std::vector<ElementPlacement>& places) const {
+    const std::set<NodeId> set(members.begin(), members.end());
+    std::set<ValueId> distinct;
+    const std::vector<ValueId>& inputs = graph_.node(members[0]).inputs;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      const ValueId v = inputs[k];
+      const Value& value = graph_.value(v);
+      if (value.producer == kNoNode || is_view_value(v) || value.constant || value.is_output || !distinct.insert(v).second)
+        return false;
+      if (places[k].identity()) continue;
+      for (NodeId c : value.consumers)
+        if (!set.count(c)) return false;
+    }
+    for (std::size_t m = 1; m < members.size(); ++m)
+      if (graph_.value(graph_.node(members[m]).output).is_output) return false;
+    return true;
+  }
+
+  void find_concat_families() {
+    std::vector<std::pair<NodeId, std::vector<ElementPlacement>>> candidates;
+    for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n)
+      if (auto places = input_places(n)) candidates.push_back({n, std::move(*places)});
+    // Largest outputs first: a root before the Concats it may hold.
+    std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
+      return shape_numel(graph_.value(graph_.node(a.first).output).shape) >
+             shape_numel(graph_.value(graph_.node(b.first).output).shape);
+    });
+    for (const auto& [root, places] : candidates) {
+      if (family_of_.count(root)) continue;
+      const std::vector<ValueId>& root_inputs = graph_.node(root).inputs;
+      std::vector<NodeId> members{root};
+      for (const auto& [c, c_places] : candidates) {
+        if (c == root || family_of_.count(c)) continue;
+        const std::vector<ValueId>& inputs = graph_.node(c).inputs;
+        bool inside = graph_.value(graph_.node(c).output).dtype == graph_.value(graph_.node(root).output).dtype;
+        for (std::size_t j = 0; j < inputs.size() && inside; ++j) {
+          const auto at = std::find(root_inputs.begin(), root_inputs.end(), inputs[j]);
+          inside = at != root_inputs.end() && places[static_cast<std::size_t>(at - root_inputs.begin())] == c_places[j];
+        }
+        if (inside) members.push_back(c);
       }
-      if (!all_stored) continue;
-      const Value& out = graph_.value(concat.output);
-      const auto places = concat.op->place_inputs(infos, {out.shape, out.dtype}, concat.op_attrs());
-      if (!places || places->size() != concat.inputs.size()) continue;
-      d.alive = false;
-      in_place_.insert(c);
-      for (std::size_t k = 0; k < concat.inputs.size(); ++k) stored_in_[concat.inputs[k]] = {concat.output, (*places)[k]};
+      if (!family_stores(members, places)) members.resize(1);  // the root alone, if its inputs are its own
+      if (!family_stores(members, places)) continue;
+      for (NodeId m : members) family_of_[m] = static_cast<int>(families_.size());
+      families_.push_back({root, std::move(members), places});
+    }
+  }
+
+  void place_concats_in_place() {
+    // In graph order. Where a family's Concat reads another's (a Concat of Concats), the earlier one goes
+    // in place; the later one, whose input's group is then gone, runs: a group stores into one value.
+    std::vector<const ConcatFamily*> order;
+    for (const ConcatFamily& family : families_) order.push_back(&family);
+    std::sort(order.begin(), order.end(), [](const ConcatFamily* a, const ConcatFamily* b) { return a->root < b->root; });
+    for (const ConcatFamily* f : order) {
+      const ConcatFamily& family = *f;
+      bool ready = true;  // each member alone in its group, each input stored by a group
+      for (NodeId m : family.members) {
+        const int g = group_of_[static_cast<std::size_t>(m)];
+        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && drafts_[static_cast<std::size_t>(g)].nodes.size() == 1;
+      }
+      for (ValueId v : graph_.node(family.root).inputs) {
+        const int g = producer_group(v);
+        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive;
+      }
+      if (!ready) continue;
+      const ValueId into = graph_.node(family.root).output;
+      for (NodeId m : family.members) {
+        drafts_[static_cast<std::size_t>(group_of_[static_cast<std::size_t>(m)])].alive = false;
+        in_place_.insert(m);
+        if (m != family.root) prefix_of_[graph_.node(m).output] = into;
+      }
+      const std::vector<ValueId>& inputs = graph_.node(family.root).inputs;
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        stored_in_[inputs[k]] = {into, family.places[k]};
+        if (family.places[k].identity()) prefix_of_[inputs[k]] = into;  // read elsewhere as the leading bytes
+      }
     }
   }
 
@@ -678,10 +769,12 @@ class Planner {
       if (group.outputs.empty()) continue;
       for (NodeId n : group.nodes)
         group.label += (group.label.empty() ? "" : " -> ") + std::string(graph_.node(n).op->name);
+      std::set<ValueId> into;  // each value stored into once in the label
       for (ValueId v : group.outputs)
         if (auto slice = stored_in_.find(v); slice != stored_in_.end()) {
           group.stored_in.insert(*slice);
-          group.label += " (into " + std::string(graph_.node(graph_.value(slice->second.into).producer).op->name) + ")";
+          if (into.insert(slice->second.into).second)
+            group.label += " (into " + std::string(graph_.node(graph_.value(slice->second.into).producer).op->name) + ")";
         }
       built[g] = std::move(group);
       live.push_back(g);
@@ -715,6 +808,7 @@ class Planner {
       wave = std::move(next);
     }
     for (const Node& node : graph_.nodes) plan.op_count += node.op->kind == OpKind::kView ? 0 : 1;
+    plan.prefix_of = prefix_of_;
     if (plan.groups.size() != live.size())
       return make_error(ErrorCode::kInternal, "fusion planner: the group graph has a cycle");
     for (const FusionGroup& group : plan.groups) {
@@ -732,8 +826,11 @@ class Planner {
   const DevicePlan& device_;
   std::vector<Draft> drafts_;
   std::vector<int> group_of_;
+  std::vector<ConcatFamily> families_;        // Concats that may be written in place (find_concat_families)
+  std::map<NodeId, int> family_of_;           // their members: which family
   std::set<NodeId> in_place_;                 // Concats whose inputs are stored into their slices
   std::map<ValueId, StoredSlice> stored_in_;  // those inputs: where they go
+  std::map<ValueId, ValueId> prefix_of_;      // FusionPlan::prefix_of
   std::vector<Phase> phase_;
 };
 

@@ -182,7 +182,11 @@ struct Session::Impl {
       steps.push_back(plan.groups[k].level);
       const std::size_t outputs = plan.groups[k].outputs.size();
       const auto& bound = kernels[k].bound_values;
-      reads.emplace_back(bound.begin(), bound.end() - static_cast<std::ptrdiff_t>(outputs));
+      reads.emplace_back();
+      for (auto v = bound.begin(); v != bound.end() - static_cast<std::ptrdiff_t>(outputs); ++v) {
+        const auto prefix = plan.prefix_of.find(*v);  // a read of the value it is the leading bytes of
+        reads.back().push_back(prefix == plan.prefix_of.end() ? *v : prefix->second);
+      }
       writes.emplace_back(bound.end() - static_cast<std::ptrdiff_t>(outputs), bound.end());
     }
     memory = plan_memory(g, reads, writes, steps, context->plan.binding_alignment);
@@ -250,6 +254,10 @@ struct Session::Impl {
 
   Placement placement(ValueId v) const {
     const Value& value = ir().value(v);
+    if (auto it = plan.prefix_of.find(v); it != plan.prefix_of.end()) {  // the leading bytes of another value
+      Placement whole = placement(it->second);
+      return {whole.buffer, whole.offset, value.bytes()};
+    }
     if (auto it = own_buffers.find(v); it != own_buffers.end()) return {it->second.handle(), 0, value.bytes()};
     if (auto it = constant_places.find(v); it != constant_places.end()) return it->second;
     return {arena->handle(), memory.offsets.at(v), value.bytes()};

@@ -220,6 +220,62 @@ TEST_CASE("Concat written in place: Conv, MatMul, elementwise and reduce produce
 
 namespace vkfuse::testing {
 
+// A dense block (densenet's) as its export has it: each layer's Concat repeats the inputs of the one
+// before and adds the layer's output; a layer scales, shifts and activates the Concat (its BatchNorm)
+// before its Conv, and the first layer reads the block's input directly.
+//   x0 ─ Mul ─ Add ─ Relu ─ Conv ─ f1 ─┐
+//   x0 ────────────────────────────────┴─ Concat ─ Mul ─ Add ─ Relu ─ Conv ─ f2 ─┐
+//   x0, f1 ──────────────────────────────────────────────────────────────────────┴─ Concat ─ ... ─ y
+// At batch 1 the Concats are the last one's leading elements: each layer's Conv stores into the last
+// Concat's slice, the BatchNorms run in the next Conv's loads, and no Concat runs. At batch 2 the
+// Concats' slices are runs per image, the layers' Concats run (they copy). Against unfused and the
+// CPU reference, f32 and f16.
+TEST_CASE("Concat written in place: a dense block's Concats share the last one's buffer, f32 and f16") {
+  struct Case {
+    std::int64_t n, c0, grow, h, w, layers;
+    std::size_t fused_dispatches;
+  };
+  // Layers' Convs alternate 3x3 (pads 1) and 1x1; the block's input is a Conv -> Relu of x.
+  for (const Case& c : {Case{1, 7, 5, 6, 5, 3, 5}, Case{1, 8, 4, 4, 4, 4, 6}, Case{2, 7, 5, 6, 5, 3, 8}}) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = std::string(dtype_name(dtype)) + " n" + std::to_string(c.n) + " c" + std::to_string(c.c0) +
+                               " layers " + std::to_string(c.layers);
+      CAPTURE(what);
+      GraphBuilder b;
+      std::mt19937 rng(static_cast<std::uint32_t>(1300 + c.n * 10 + c.c0 + (dtype == DType::kF16 ? 1 : 0)));
+      std::map<std::string, HostTensor> feeds;
+      auto input = [&](const std::string& name, const Shape& shape) {
+        feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+        return b.input(name, shape, dtype);
+      };
+      const Tensor x0 = b.op("Relu", {b.op("Conv", {input("x", {c.n, 3, c.h, c.w}), input("w0", {c.c0, 3, 1, 1})})});
+      std::vector<Tensor> features{x0};
+      Tensor block = x0;
+      std::int64_t channels = c.c0;
+      for (std::int64_t l = 0; l <= c.layers; ++l) {
+        const std::string k = std::to_string(l);
+        const Tensor bn = b.op("Relu", {b.op("Add", {b.op("Mul", {block, input("s" + k, {1, channels, 1, 1})}),
+                                                     input("t" + k, {1, channels, 1, 1})})});
+        if (l == c.layers) {
+          b.output(b.op("Conv", {bn, input("wy", {3, channels, 1, 1})}), "y");
+          break;
+        }
+        const std::int64_t kh = l % 2 == 0 ? 3 : 1;
+        std::vector<Attr> attrs;
+        if (kh == 3) attrs.push_back({"pads", Ints{1, 1, 1, 1}});
+        features.push_back(b.op("Conv", {bn, input("w" + std::to_string(l + 1), {c.grow, channels, kh, kh})}, attrs));
+        channels += c.grow;
+        block = b.op("Concat", features, {{"axis", 1.0f}});
+      }
+      const Graph graph = build(b);
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      CHECK(o.fused_dispatches == c.fused_dispatches);
+      CHECK(o.unfused_dispatches == 2 + 4 * static_cast<std::size_t>(c.layers) + c.layers + 4);
+    }
+  }
+}
+
 TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at once, through post chains and slices") {
   // Where an anchor's output rows are whole vec4s (N, or a Conv's positions per channel, a multiple of 4),
   // its root stores four neighbouring elements per call (VKF_OUT0_X4): the post chain's same-shaped

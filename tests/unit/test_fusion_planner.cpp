@@ -660,6 +660,48 @@ TEST_CASE("groups run in dependency waves: independent branches share a level, i
   CHECK(levels == std::vector<std::size_t>{0, 0, 1, 2});
 }
 
+TEST_CASE("Concat in place: a dense block's Concats share the last one's buffer") {
+  //   x0 = Relu(Conv(x)) ─ Mul(s0) ─ Relu ─ Conv(w1) ─ f1 ─┐
+  //   x0 ─────────────────────────────────────────────────┴─ Concat c1 ─ Mul(s1) ─ Relu ─ Conv(w2) ─ f2 ─┐
+  //   x0, f1 ────────────────────────────────────────────────────────────────────────────────────────────┴─ Concat c2
+  //   c2 ─ Mul(s2) ─ Relu ─ Conv(w3) ─ y
+  // At batch 1, c1 is c2's leading elements: x0, f1 and f2 are stored into c2's slices, c1's readers bind
+  // c2's first bytes, x0's other reader too, and neither Concat runs; each Concat's scale and Relu run in
+  // the next Conv's loads. At batch 2 c1's slices are runs per image that c2's are not: both run.
+  auto dense_block = [](std::int64_t n) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {n, 3, 5, 5});
+    const Tensor x0 = b.op("Relu", {b.op("Conv", {x, b.input("w0", {6, 3, 1, 1})})});
+    const Tensor f1 = b.op("Conv", {b.op("Relu", {b.op("Mul", {x0, b.input("s0", {1, 6, 1, 1})})}), b.input("w1", {3, 6, 1, 1})});
+    const Tensor c1 = b.op("Concat", {x0, f1}, {{"axis", 1.0f}});
+    const Tensor f2 = b.op("Conv", {b.op("Relu", {b.op("Mul", {c1, b.input("s1", {1, 9, 1, 1})})}), b.input("w2", {3, 9, 1, 1})});
+    const Tensor c2 = b.op("Concat", {x0, f1, f2}, {{"axis", 1.0f}});
+    b.output(b.op("Conv", {b.op("Relu", {b.op("Mul", {c2, b.input("s2", {1, 12, 1, 1})})}), b.input("w3", {2, 12, 1, 1})}), "y");
+    return std::tuple(build_graph(b), x0.id, f1.id, f2.id, c1.id, c2.id);
+  };
+  const auto [graph, x0, f1, f2, c1, c2] = dense_block(1);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
+                        "Mul -> Relu -> Conv");
+  CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0, c2}, {c1, c2}});
+  // Channels 0-5, 6-8 and 9-11 of 12, 25 elements each.
+  const std::map<ValueId, std::int64_t> offsets{{x0, 0}, {f1, 150}, {f2, 225}};
+  for (const FusionGroup& group : p.groups)
+    for (const auto& [value, slice] : group.stored_in) {
+      CAPTURE(value);
+      CHECK(slice.into == c2);
+      CHECK(slice.placement.offset == offsets.at(value));
+      CHECK(slice.placement.slice == 0);
+    }
+  REQUIRE(p.groups.size() == 4);
+  for (std::size_t g = 0; g < 4; ++g) CHECK(p.groups[g].level == g);
+  CHECK(names(graph, p.groups[2].inputs).find(graph_ir(graph).value(c1).name) != std::string::npos);  // read as c2's first bytes
+  const auto [batched, bx0, bf1, bf2, bc1, bc2] = dense_block(2);
+  const FusionPlan bp = plan(batched);
+  CHECK(labels_of(bp) == "Conv -> Relu -> Mul -> Relu | Conv | Concat -> Mul -> Relu | Conv | Concat -> Mul -> Relu | Conv");
+  CHECK(bp.prefix_of.empty());
+}
+
 TEST_CASE("Concat in place: producers store into its slices") {
   //   x[2,3,5,4] ─ Conv(w1) ─ Relu ─┐
   //   x ────────── Conv(w2) ────────┼─ Concat(axis 1) ─ Conv(w3) ─ y     => [Conv -> Relu (into Concat)]
@@ -689,13 +731,21 @@ TEST_CASE("Concat in place: producers store into its slices") {
   }
   CHECK(p.groups[3].level == 1);  // after all three slices
   CHECK(names(graph, p.groups[3].inputs) == names(graph, {cat.id}) + ", w3");
-  // Unfused, and wherever an input is also read elsewhere or is a graph input, the Concat runs.
+  // Unfused, and wherever an input is also read elsewhere (but as the Concat's leading elements) or is a
+  // graph input, the Concat runs.
   CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Conv | Conv | Sigmoid | Relu | Concat | Conv");
-  GraphBuilder shared;
-  const Tensor sx = shared.input("x", {1, 3, 5, 4}), sw = shared.input("w", {7, 3, 1, 1});
-  const Tensor conv = shared.op("Conv", {sx, sw});
-  shared.output(shared.op("Concat", {conv, shared.op("Relu", {conv})}, {{"axis", 1.0f}}), "y");
-  CHECK(labels_of(plan(build_graph(shared))) == "Conv -> Relu | Concat");  // Conv is read by Relu too
+  for (bool leading : {false, true}) {
+    CAPTURE(leading);
+    GraphBuilder shared;
+    const Tensor sx = shared.input("x", {1, 3, 5, 4}), sw = shared.input("w", {7, 3, 1, 1});
+    const Tensor conv = shared.op("Conv", {sx, sw}), relu = shared.op("Relu", {conv});
+    const Tensor cat = shared.op("Concat", {leading ? conv : relu, leading ? relu : conv}, {{"axis", 1.0f}});
+    shared.output(cat, "y");
+    const FusionPlan sp = plan(build_graph(shared));
+    // Conv is read by Relu too: stored as the Concat's first channels, its other readers would bind them.
+    CHECK(labels_of(sp) == (leading ? "Conv -> Relu (into Concat)" : "Conv -> Relu | Concat"));
+    CHECK(sp.prefix_of == (leading ? std::map<ValueId, ValueId>{{conv.id, cat.id}} : std::map<ValueId, ValueId>{}));
+  }
   GraphBuilder from_input;
   const Tensor fx = from_input.input("x", {1, 3, 5, 4}), fw = from_input.input("w", {7, 3, 1, 1});
   from_input.output(from_input.op("Concat", {from_input.op("Conv", {fx, fw}), fx}, {{"axis", 1.0f}}), "y");
