@@ -194,7 +194,10 @@ class Planner {
       const std::vector<ValueId>& root_inputs = graph_.node(root).inputs;
       std::vector<NodeId> members{root};
       for (const auto& [c, c_places] : candidates) {
-        if (c == root || family_of_.count(c)) continue;
+        // (A Concat the root reads is stored into the root's slice: it cannot also be its first bytes.)
+        if (c == root || family_of_.count(c) ||
+            std::find(root_inputs.begin(), root_inputs.end(), graph_.node(c).output) != root_inputs.end())
+          continue;
         const std::vector<ValueId>& inputs = graph_.node(c).inputs;
         bool inside = graph_.value(graph_.node(c).output).dtype == graph_.value(graph_.node(root).output).dtype;
         for (std::size_t j = 0; j < inputs.size() && inside; ++j) {
@@ -211,21 +214,24 @@ class Planner {
   }
 
   void place_concats_in_place() {
-    // In graph order. Where a family's Concat reads another's (a Concat of Concats), the earlier one goes
-    // in place; the later one, whose input's group is then gone, runs: a group stores into one value.
+    // In graph order, and a value goes into one Concat only. Where a family's Concat reads another's (a
+    // Concat of Concats), the earlier one goes in place and the later one, whose input's group is then
+    // gone, runs; so does a family whose input or member an earlier family already stores into its root
+    // (two Concats that start with the same value; a member that an earlier Concat reads).
     std::vector<const ConcatFamily*> order;
     for (const ConcatFamily& family : families_) order.push_back(&family);
     std::sort(order.begin(), order.end(), [](const ConcatFamily* a, const ConcatFamily* b) { return a->root < b->root; });
     for (const ConcatFamily* f : order) {
       const ConcatFamily& family = *f;
-      bool ready = true;  // each member alone in its group, each input stored by a group
+      bool ready = true;  // each member alone in its group and stored nowhere else, each input stored by a group
       for (NodeId m : family.members) {
         const int g = group_of_[static_cast<std::size_t>(m)];
-        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && drafts_[static_cast<std::size_t>(g)].nodes.size() == 1;
+        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && drafts_[static_cast<std::size_t>(g)].nodes.size() == 1 &&
+                !stored_in_.count(graph_.node(m).output);
       }
       for (ValueId v : graph_.node(family.root).inputs) {
         const int g = producer_group(v);
-        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive;
+        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && !stored_in_.count(v);
       }
       if (!ready) continue;
       const ValueId into = graph_.node(family.root).output;

@@ -276,6 +276,37 @@ TEST_CASE("Concat written in place: a dense block's Concats share the last one's
   }
 }
 
+// Concats that share inputs or read each other (tests/unit "Concat in place: a value goes into one Concat
+// only"): two starting with the same value, a dense block whose member an earlier Concat reads, a Concat
+// that reads one with its own leading inputs. Fused vs unfused vs the CPU reference.
+TEST_CASE("Concat written in place: Concats that share inputs or read each other") {
+  for (int which = 0; which < 3; ++which) {
+    CAPTURE(which);
+    GraphBuilder b;
+    std::vector<std::pair<std::string, Shape>> shapes{{"in", {1, 3, 4, 4}}};
+    const Tensor in = b.input("in", {1, 3, 4, 4});
+    auto conv = [&](const std::string& w, std::int64_t c) {
+      shapes.push_back({w, {c, 3, 1, 1}});
+      return b.op("Conv", {in, b.input(w, {c, 3, 1, 1})});
+    };
+    auto head = [&](const Tensor& t, std::int64_t channels, const char* name) {
+      shapes.push_back({std::string("h") + name, {2, channels, 1, 1}});
+      b.output(b.op("Conv", {t, b.input(std::string("h") + name, {2, channels, 1, 1})}), name);
+    };
+    const Tensor x = conv("wx", 2), y = conv("wy", 3);
+    if (which == 0) {
+      b.output(b.op("Concat", {x, y}, {{"axis", 1.0f}}), "ya");
+      b.output(b.op("Concat", {x, conv("wz", 5)}, {{"axis", 1.0f}}), "yb");
+    } else if (which == 1) {
+      head(b.op("Concat", {b.op("Concat", {x, y}, {{"axis", 1.0f}}), conv("ww", 2)}, {{"axis", 1.0f}}), 7, "a");
+      head(b.op("Concat", {x, y, conv("wz", 4)}, {{"axis", 1.0f}}), 9, "b");
+    } else {
+      head(b.op("Concat", {x, y, b.op("Concat", {x, y}, {{"axis", 1.0f}})}, {{"axis", 1.0f}}), 10, "a");
+    }
+    check_fused_unfused(build(b), random_feeds(shapes, 1400 + static_cast<std::uint32_t>(which), kUnit), 1e-5, 1e-4);
+  }
+}
+
 TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at once, through post chains and slices") {
   // Where an anchor's output rows are whole vec4s (N, or a Conv's positions per channel, a multiple of 4),
   // its root stores four neighbouring elements per call (VKF_OUT0_X4): the post chain's same-shaped

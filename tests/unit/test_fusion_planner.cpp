@@ -702,6 +702,41 @@ TEST_CASE("Concat in place: a dense block's Concats share the last one's buffer"
   CHECK(bp.prefix_of.empty());
 }
 
+TEST_CASE("Concat in place: a value goes into one Concat only") {
+  // Each of these went wrong (a slice nobody wrote, or a cycle of groups) before the checks in
+  // place_concats_in_place and find_concat_families; tests/gpu runs the same graphs against the CPU.
+  SUBCASE("two Concats start with the same value: the first goes in place, the second copies") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 3, 4, 4});
+    const Tensor x0 = b.op("Conv", {x, b.input("w0", {4, 3, 1, 1})});
+    b.output(b.op("Concat", {x0, b.op("Conv", {x, b.input("wa", {3, 3, 1, 1})})}, {{"axis", 1.0f}}), "ya");
+    b.output(b.op("Concat", {x0, b.op("Conv", {x, b.input("wb", {5, 3, 1, 1})})}, {{"axis", 1.0f}}), "yb");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv (into Concat) | Conv (into Concat) | Conv | Concat");
+  }
+  SUBCASE("a dense block's member that an earlier Concat reads: that Concat goes in place, the block copies") {
+    //   x, y, w, z = Conv(in);  mB = Concat(x, y);  rA = Concat(mB, w) ─ Conv;  rB = Concat(x, y, z) ─ Conv
+    GraphBuilder b;
+    const Tensor in = b.input("in", {1, 3, 4, 4});
+    auto conv = [&](const char* w, std::int64_t c) { return b.op("Conv", {in, b.input(w, {c, 3, 1, 1})}); };
+    const Tensor x = conv("wx", 2), y = conv("wy", 3);
+    const Tensor rA = b.op("Concat", {b.op("Concat", {x, y}, {{"axis", 1.0f}}), conv("ww", 2)}, {{"axis", 1.0f}});
+    b.output(b.op("Conv", {rA, b.input("wo", {2, 7, 1, 1})}), "a");
+    const Tensor rB = b.op("Concat", {x, y, conv("wz", 4)}, {{"axis", 1.0f}});
+    b.output(b.op("Conv", {rB, b.input("wr", {2, 9, 1, 1})}), "b");
+    const FusionPlan p = plan(build_graph(b));
+    CHECK(labels_of(p) == "Conv | Conv | Conv (into Concat) | Conv | Concat (into Concat) | Concat | Conv | Conv");
+    CHECK(p.prefix_of.size() == 1);  // rA's first input, mB, is read nowhere else
+  }
+  SUBCASE("a Concat its own root reads is not also its leading elements") {
+    GraphBuilder b;
+    const Tensor in = b.input("in", {1, 3, 4, 4});
+    const Tensor x = b.op("Conv", {in, b.input("wx", {2, 3, 1, 1})}), y = b.op("Conv", {in, b.input("wy", {3, 3, 1, 1})});
+    const Tensor r = b.op("Concat", {x, y, b.op("Concat", {x, y}, {{"axis", 1.0f}})}, {{"axis", 1.0f}});
+    b.output(b.op("Conv", {r, b.input("wo", {2, 10, 1, 1})}), "a");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv | Conv | Concat | Concat | Conv");
+  }
+}
+
 TEST_CASE("Concat in place: producers store into its slices") {
   //   x[2,3,5,4] ─ Conv(w1) ─ Relu ─┐
   //   x ────────── Conv(w2) ────────┼─ Concat(axis 1) ─ Conv(w3) ─ y     => [Conv -> Relu (into Concat)]
