@@ -34,19 +34,37 @@ class Planner {
   Planner(const GraphIR& graph, const DevicePlan& device) : graph_(graph), device_(device) {}
 
   Result<FusionPlan> run(FusionMode mode) {
+    if (mode == FusionMode::kFused) find_concat_families();
+    place_all(mode);
+    if (mode == FusionMode::kFused && place_concats_in_place() < families_.size()) {
+      // A family found but not placed (a member took a recomputed input chain; another family stores
+      // its input) runs: its Concats may take their post chains after all, so plan again without it.
+      // The others stay placeable: their members refuse chains as before, and fewer families compete.
+      std::erase_if(families_, [&](const ConcatFamily& f) { return !in_place_.count(f.root); });
+      family_of_.clear();
+      for (std::size_t f = 0; f < families_.size(); ++f)
+        for (NodeId m : families_[f].members) family_of_[m] = static_cast<int>(f);
+      drafts_.clear();
+      in_place_.clear();
+      stored_in_.clear();
+      prefix_of_.clear();
+      place_all(mode);
+      place_concats_in_place();
+    }
+    return finish();
+  }
+
+ private:
+  void place_all(FusionMode mode) {
     group_of_.assign(graph_.nodes.size(), -1);
     phase_.assign(graph_.nodes.size(), Phase::kPre);
-    if (mode == FusionMode::kFused) find_concat_families();
     for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
       const Node& node = graph_.node(n);
       if (node.op->kind == OpKind::kView) continue;  // an index map, no group
       place(n, mode);
     }
-    if (mode == FusionMode::kFused) place_concats_in_place();
-    return finish();
   }
 
- private:
   bool is_view_value(ValueId v) const {
     const NodeId p = graph_.value(v).producer;
     return p != kNoNode && graph_.node(p).op->kind == OpKind::kView;
@@ -213,7 +231,9 @@ class Planner {
     }
   }
 
-  void place_concats_in_place() {
+  // Returns how many families went in place.
+  std::size_t place_concats_in_place() {
+    std::size_t placed = 0;
     // In graph order, and a value goes into one Concat only. Where a family's Concat reads another's (a
     // Concat of Concats), the earlier one goes in place and the later one, whose input's group is then
     // gone, runs; so does a family whose input or member an earlier family already stores into its root
@@ -245,7 +265,9 @@ class Planner {
         stored_in_[inputs[k]] = {into, family.places[k]};
         if (family.places[k].identity()) prefix_of_[inputs[k]] = into;  // read elsewhere as the leading bytes
       }
+      ++placed;
     }
+    return placed;
   }
 
   // The value in memory behind a value: itself, or the base a chain of views reads.

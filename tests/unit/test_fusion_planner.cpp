@@ -727,6 +727,12 @@ TEST_CASE("Concat in place: a value goes into one Concat only") {
     CHECK(labels_of(p) == "Conv | Conv | Conv (into Concat) | Conv | Concat (into Concat) | Concat | Conv | Conv");
     CHECK(p.prefix_of.size() == 1);  // rA's first input, mB, is read nowhere else
   }
+  SUBCASE("a Concat that cannot go in place (its loads recompute an input) keeps its post chain") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 3, 4, 4});
+    b.output(b.op("Relu", {b.op("Concat", {b.op("Neg", {x}), b.op("Tanh", {x})}, {{"axis", 1.0f}})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Tanh | Neg -> Concat -> Relu");
+  }
   SUBCASE("a Concat its own root reads is not also its leading elements") {
     GraphBuilder b;
     const Tensor in = b.input("in", {1, 3, 4, 4});
