@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "host/concat_families.h"
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
@@ -34,16 +35,17 @@ class Planner {
   Planner(const GraphIR& graph, const DevicePlan& device) : graph_(graph), device_(device) {}
 
   Result<FusionPlan> run(FusionMode mode) {
-    if (mode == FusionMode::kFused) find_concat_families();
+    if (mode == FusionMode::kFused) {
+      families_ = find_concat_families(graph_);
+      index_families();
+    }
     place_all(mode);
     if (mode == FusionMode::kFused && place_concats_in_place() < families_.size()) {
       // A family found but not placed (a member took a recomputed input chain; another family stores
       // its input) runs: its Concats may take their post chains after all, so plan again without it.
       // The others stay placeable: their members refuse chains as before, and fewer families compete.
       std::erase_if(families_, [&](const ConcatFamily& f) { return !in_place_.count(f.root); });
-      family_of_.clear();
-      for (std::size_t f = 0; f < families_.size(); ++f)
-        for (NodeId m : families_[f].members) family_of_[m] = static_cast<int>(f);
+      index_families();
       drafts_.clear();
       in_place_.clear();
       stored_in_.clear();
@@ -143,92 +145,18 @@ class Planner {
   }
 
   // Concat in place: a Concat whose every input is stored by another group for it alone has those
-  // groups store their results straight into its slices, and does not run.
+  // groups store their results straight into its slices, and does not run; so do the Concats of a
+  // family (host/concat_families.h), whose outputs are its root's leading elements.
   //   Conv ─ Relu ─┐                  [Conv -> Relu (into Concat)]  stores y[:, 0:64]
   //   Conv ─ Relu ─┴─ Concat ─ y  =>  [Conv -> Relu (into Concat)]  stores y[:, 64:128]
-  // (tests/unit "Concat in place: producers store into its slices", tests/gpu "Concat written in place")
-  // A family of Concats shares one buffer: a root and the Concats each of whose inputs lies where it
-  // lies in the root's output (OpDef::place_inputs), so that their outputs are the root's leading
-  // elements (densenet's dense blocks at batch 1: each layer concatenates the inputs of the one before
-  // and its own). Their inputs, read by members alone, are stored into the root's slices once; a
-  // member's readers bind the root's leading bytes (FusionPlan::prefix_of) and wait only for the
-  // groups storing that member's own inputs.
-  //   x0 ─┬───────────────── Concat ─ L ─ f1 ─┬─ Concat ─ L ─ f2 ─┐     [... (into Concat)] x0, f1, f2
-  //       ├───────────────────────────────────┴───────────────────┼─ Concat ─ y   and no Concat runs
-  //       └───────────────────────────────────────────────────────┘
-  // (tests/unit "Concat in place: a dense block's Concats share the last one's buffer",
-  //  tests/gpu "Concat written in place")
-  // The families are found from the graph before any group forms (find_concat_families), so that their
-  // Concats take no post chain; place_concats_in_place applies them once groups have formed.
-  struct ConcatFamily {
-    NodeId root = kNoNode;
-    std::vector<NodeId> members;             // the root first
-    std::vector<ElementPlacement> places;    // where each of the root's inputs lies in its output
-  };
-
-  std::optional<std::vector<ElementPlacement>> input_places(NodeId c) const {
-    const Node& node = graph_.node(c);
-    if (!node.op->place_inputs) return std::nullopt;
-    const Value& out = graph_.value(node.output);
-    auto places = node.op->place_inputs(input_infos(node), {out.shape, out.dtype}, node.op_attrs());
-    if (!places || places->size() != node.inputs.size()) return std::nullopt;
-    return places;
-  }
-
-  // Whether every input of `members` can be stored into the root's slices: a distinct value computed by
-  // some node (not a graph input, constant or view), not a graph output, read by the members alone or
-  // lying at the start of the root's output (then its other readers bind those leading bytes: the
-  // block's first input, which densenet's first layer reads directly); and no member but the root is a
-  // graph output (it has no memory of its own).
-  bool family_stores(const std::vector<NodeId>& members, const std::vector<ElementPlacement>& places) const {
-    const std::set<NodeId> set(members.begin(), members.end());
-    std::set<ValueId> distinct;
-    const std::vector<ValueId>& inputs = graph_.node(members[0]).inputs;
-    for (std::size_t k = 0; k < inputs.size(); ++k) {
-      const ValueId v = inputs[k];
-      const Value& value = graph_.value(v);
-      if (value.producer == kNoNode || is_view_value(v) || value.constant || value.is_output || !distinct.insert(v).second)
-        return false;
-      if (places[k].identity()) continue;
-      for (NodeId c : value.consumers)
-        if (!set.count(c)) return false;
-    }
-    for (std::size_t m = 1; m < members.size(); ++m)
-      if (graph_.value(graph_.node(members[m]).output).is_output) return false;
-    return true;
-  }
-
-  void find_concat_families() {
-    std::vector<std::pair<NodeId, std::vector<ElementPlacement>>> candidates;
-    for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n)
-      if (auto places = input_places(n)) candidates.push_back({n, std::move(*places)});
-    // Largest outputs first: a root before the Concats it may hold.
-    std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
-      return shape_numel(graph_.value(graph_.node(a.first).output).shape) >
-             shape_numel(graph_.value(graph_.node(b.first).output).shape);
-    });
-    for (const auto& [root, places] : candidates) {
-      if (family_of_.count(root)) continue;
-      const std::vector<ValueId>& root_inputs = graph_.node(root).inputs;
-      std::vector<NodeId> members{root};
-      for (const auto& [c, c_places] : candidates) {
-        // (A Concat the root reads is stored into the root's slice: it cannot also be its first bytes.)
-        if (c == root || family_of_.count(c) ||
-            std::find(root_inputs.begin(), root_inputs.end(), graph_.node(c).output) != root_inputs.end())
-          continue;
-        const std::vector<ValueId>& inputs = graph_.node(c).inputs;
-        bool inside = graph_.value(graph_.node(c).output).dtype == graph_.value(graph_.node(root).output).dtype;
-        for (std::size_t j = 0; j < inputs.size() && inside; ++j) {
-          const auto at = std::find(root_inputs.begin(), root_inputs.end(), inputs[j]);
-          inside = at != root_inputs.end() && places[static_cast<std::size_t>(at - root_inputs.begin())] == c_places[j];
-        }
-        if (inside) members.push_back(c);
-      }
-      if (!family_stores(members, places)) members.resize(1);  // the root alone, if its inputs are its own
-      if (!family_stores(members, places)) continue;
-      for (NodeId m : members) family_of_[m] = static_cast<int>(families_.size());
-      families_.push_back({root, std::move(members), places});
-    }
+  // (tests/unit "Concat in place: producers store into its slices", "... a dense block's Concats share
+  // the last one's buffer", tests/gpu "Concat written in place")
+  // The families are found from the graph before any group forms, so that their Concats take no post
+  // chain (can_join); place_concats_in_place applies them once groups have formed.
+  void index_families() {
+    family_of_.clear();
+    for (std::size_t f = 0; f < families_.size(); ++f)
+      for (NodeId m : families_[f].members) family_of_[m] = static_cast<int>(f);
   }
 
   // Returns how many families went in place.
@@ -854,7 +782,7 @@ class Planner {
   const DevicePlan& device_;
   std::vector<Draft> drafts_;
   std::vector<int> group_of_;
-  std::vector<ConcatFamily> families_;        // Concats that may be written in place (find_concat_families)
+  std::vector<ConcatFamily> families_;        // Concats that may be written in place
   std::map<NodeId, int> family_of_;           // their members: which family
   std::set<NodeId> in_place_;                 // Concats whose inputs are stored into their slices
   std::map<ValueId, StoredSlice> stored_in_;  // those inputs: where they go
