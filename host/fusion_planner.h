@@ -77,8 +77,8 @@ struct FusionGroup {
 struct FusionPlan {
   std::vector<FusionGroup> groups;  // execution order: by level, then by earliest node
   std::size_t op_count = 0;         // nodes that compute (views excluded)
-  // Values with no memory of their own: each is the leading elements of another (a Concat written in
-  // place inside a larger one of its family), and is bound as that value's first bytes.
+  // Values with no memory of their own: each is the leading elements of another (a Concat of a family
+  // written in place inside its root, or a root's first input), and is bound as that value's first bytes.
   std::map<ValueId, ValueId> prefix_of;
 };
 
