@@ -58,6 +58,8 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
     g.inputs.assign(group.inputs.begin(), group.inputs.end());
     g.outputs.assign(group.outputs.begin(), group.outputs.end());
     for (const auto& [value, slice] : group.stored_in) g.stored_into.push_back({value, slice.into});
+    for (ValueId v : group.inputs)
+      if (auto prefix = plan.prefix_of.find(v); prefix != plan.prefix_of.end()) g.read_from.push_back({v, prefix->second});
     const std::set<ValueId> stored(group.outputs.begin(), group.outputs.end());
     for (NodeId n : group.nodes) {
       const ValueId out = ir.node(n).output;

@@ -44,6 +44,7 @@ struct PlanGroup {
   std::vector<int> inputs;   // values read from memory
   std::vector<int> outputs;  // values written to memory
   std::vector<std::pair<int, int>> stored_into;  // (output, the Concat it is stored into as a slice)
+  std::vector<std::pair<int, int>> read_from;    // (input, the value whose leading elements it is: no copy)
   // Values computed inside the group and never written to memory, and their bytes.
   std::vector<int> kept_values;
   std::uint64_t kept_bytes = 0;

@@ -161,6 +161,10 @@ int run_plan(const Args& args) {
       std::printf("      into: %s stores into its slice of %s (the Concat does not run)\n",
                   report->values[static_cast<std::size_t>(value)].name.c_str(),
                   report->values[static_cast<std::size_t>(into)].name.c_str());
+    for (const auto& [value, whole] : g.read_from)
+      std::printf("      from: %s is read as the first elements of %s (no copy)\n",
+                  report->values[static_cast<std::size_t>(value)].name.c_str(),
+                  report->values[static_cast<std::size_t>(whole)].name.c_str());
   }
   // ONNX ops are the nodes in the file; graph ops are what remains after import (constant folding,
   // BatchNormalization folding, views).

@@ -118,6 +118,29 @@ TEST_CASE("plan report: outputs stored into a Concat's slices say so, and the Co
   const PlanReport unfused = report_of(graph, FusionMode::kUnfused);
   CHECK(unfused.groups.size() == 4);
   for (const PlanGroup& g : unfused.groups) CHECK(g.stored_into.empty());
+  CHECK(fused.groups[2].read_from.empty());
+}
+
+TEST_CASE("plan report: a Concat read as a larger one's leading elements says so") {
+  //   a = Conv(x), b = Sigmoid(x);  c1 = Concat(a, b) ─ Conv;  c2 = Concat(a, b, Tanh(x)) ─ MaxPool
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 5, 4});
+  const Tensor a = b.op("Conv", {x, b.input("w", {7, 3, 1, 1})}, {}, "conv");
+  const Tensor s = b.op("Sigmoid", {x}, {}, "sig");
+  const Tensor c1 = b.op("Concat", {a, s}, {{"axis", 1.0f}}, "c1");
+  b.output(b.op("Conv", {c1, b.input("v", {2, 10, 1, 1})}), "y1");
+  const Tensor c2 = b.op("Concat", {a, s, b.op("Tanh", {x}, {}, "tanh")}, {{"axis", 1.0f}}, "c2");
+  b.output(b.op("MaxPool", {c2}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}}}), "y2");
+  const PlanReport fused = report_of(build_graph(b));
+  int reads = 0;
+  for (const PlanGroup& g : fused.groups)
+    for (const auto& [value, whole] : g.read_from) {
+      CHECK(names(fused, {value, whole}) == "c1, c2");
+      ++reads;
+    }
+  CHECK(reads == 1);
+  for (const PlanGroup& g : fused.groups)  // neither Concat runs
+    for (int n : g.nodes) CHECK(fused.nodes[static_cast<std::size_t>(n)].op_type != "Concat");
 }
 
 }  // namespace vkfuse
