@@ -7,11 +7,6 @@
 namespace vkfuse {
 namespace {
 
-bool is_view_value(const GraphIR& graph, ValueId v) {
-  const NodeId p = graph.value(v).producer;
-  return p != kNoNode && graph.node(p).op->kind == OpKind::kView;
-}
-
 // Where each input of node `c` lies in its output, if its op places inputs (OpDef::place_inputs).
 std::optional<std::vector<ElementPlacement>> input_places(const GraphIR& graph, NodeId c) {
   const Node& node = graph.node(c);
@@ -33,7 +28,7 @@ bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, con
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ValueId v = inputs[k];
     const Value& value = graph.value(v);
-    if (value.producer == kNoNode || is_view_value(graph, v) || value.constant || value.is_output || !distinct.insert(v).second)
+    if (value.producer == kNoNode || graph.is_view(v) || value.constant || value.is_output || !distinct.insert(v).second)
       return false;
     if (places[k].identity()) continue;
     for (NodeId c : value.consumers)
@@ -77,6 +72,7 @@ std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
     taken.insert(members.begin(), members.end());
     families.push_back({root, std::move(members), places});
   }
+  std::sort(families.begin(), families.end(), [](const ConcatFamily& a, const ConcatFamily& b) { return a.root < b.root; });
   return families;
 }
 

@@ -24,7 +24,7 @@ struct ConcatFamily {
   std::vector<ElementPlacement> places;  // where each of the root's inputs lies in its output
 };
 
-// The families of `graph`, largest roots first; each Concat is in at most one. A family's every input
+// The families of `graph`, in graph order of their roots; each Concat is in at most one. A family's every input
 // is a distinct value computed by some node (not a graph input, constant or view) and not a graph
 // output, read by the family alone or lying at the start of the root's output (its other readers then
 // bind those leading bytes: the block's first input, which densenet's first layer reads directly); no

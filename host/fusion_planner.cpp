@@ -67,15 +67,10 @@ class Planner {
     }
   }
 
-  bool is_view_value(ValueId v) const {
-    const NodeId p = graph_.value(v).producer;
-    return p != kNoNode && graph_.node(p).op->kind == OpKind::kView;
-  }
-
   // The group that computes `v`, or -1 (graph input, constant, view).
   int producer_group(ValueId v) const {
     const NodeId p = graph_.value(v).producer;
-    return p == kNoNode || is_view_value(v) ? -1 : group_of_[static_cast<std::size_t>(p)];
+    return p == kNoNode || graph_.is_view(v) ? -1 : group_of_[static_cast<std::size_t>(p)];
   }
 
   // Can `n` join group g through its input `v`? Sets the phase `n` would have there.
@@ -89,7 +84,7 @@ class Planner {
       // Concat to be written in place: the chain runs where it is read instead (in the loads of the
       // anchor that reads it, or as a group of its own), and the Concat does not run.
       if (node.op->kind != OpKind::kElementwise || !is_float_dtype(graph_.value(graph_.node(g.anchor).output).dtype) ||
-          family_of_.count(g.anchor))
+          family_members_.count(g.anchor))
         return false;
       if (v_phase == Phase::kPre) return false;  // a value computed in the anchor's loads, not its stores
       phase = Phase::kPost;
@@ -154,9 +149,8 @@ class Planner {
   // The families are found from the graph before any group forms, so that their Concats take no post
   // chain (can_join); place_concats_in_place applies them once groups have formed.
   void index_families() {
-    family_of_.clear();
-    for (std::size_t f = 0; f < families_.size(); ++f)
-      for (NodeId m : families_[f].members) family_of_[m] = static_cast<int>(f);
+    family_members_.clear();
+    for (const ConcatFamily& family : families_) family_members_.insert(family.members.begin(), family.members.end());
   }
 
   // Returns how many families went in place.
@@ -166,11 +160,7 @@ class Planner {
     // Concat of Concats), the earlier one goes in place and the later one, whose input's group is then
     // gone, runs; so does a family whose input or member an earlier family already stores into its root
     // (two Concats that start with the same value; a member that an earlier Concat reads).
-    std::vector<const ConcatFamily*> order;
-    for (const ConcatFamily& family : families_) order.push_back(&family);
-    std::sort(order.begin(), order.end(), [](const ConcatFamily* a, const ConcatFamily* b) { return a->root < b->root; });
-    for (const ConcatFamily* f : order) {
-      const ConcatFamily& family = *f;
+    for (const ConcatFamily& family : families_) {
       bool ready = true;  // each member alone in its group and stored nowhere else, each input stored by a group
       for (NodeId m : family.members) {
         const int g = group_of_[static_cast<std::size_t>(m)];
@@ -200,7 +190,7 @@ class Planner {
 
   // The value in memory behind a value: itself, or the base a chain of views reads.
   ValueId stored_value(ValueId v) const {
-    while (is_view_value(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
+    while (graph_.is_view(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
     return v;
   }
 
@@ -260,7 +250,7 @@ class Planner {
     std::optional<Phase> phase;
     if (mode == FusionMode::kFused) {
       for (ValueId v : node.inputs) {
-        if (is_view_value(v)) continue;
+        if (graph_.is_view(v)) continue;
         const int g = producer_group(v);
         if (g < 0 || merge.count(g)) continue;
         const Draft& draft = drafts_[static_cast<std::size_t>(g)];
@@ -447,7 +437,7 @@ class Planner {
   //   (tests/unit "pre-fusion: an anchor's loads do not gather a transposed view")
   bool reads_transposed_view(const Node& node) const {
     for (ValueId u : node.inputs) {
-      if (!is_view_value(u)) continue;
+      if (!graph_.is_view(u)) continue;
       auto view = resolve_view(graph_, u);
       if (!view.ok()) return true;
       const StridedLayout& layout = view->layout;
@@ -465,7 +455,7 @@ class Planner {
     const std::vector<ValueId>& inputs = graph_.node(n).inputs;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const ValueId v = inputs[k];
-      if (is_view_value(v)) continue;
+      if (graph_.is_view(v)) continue;
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
@@ -504,7 +494,7 @@ class Planner {
           cost += node.op->cost;
           ok = cost <= budget && !(anchor && reads_transposed_view(node));
           for (ValueId u : node.inputs)
-            if (!is_view_value(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
+            if (!graph_.is_view(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
         }
         if (!elements) return ok;
         for (NodeId q : chain)  // post nodes only with their group's anchor
@@ -597,7 +587,7 @@ class Planner {
       bool reads_pre = false, reads_reduced = false;
       int after = 0;
       for (ValueId v : node.inputs) {
-        if (is_view_value(v)) {
+        if (graph_.is_view(v)) {
           if (nodes.count(stored_producer(v))) return false;
           continue;
         }
@@ -783,7 +773,7 @@ class Planner {
   std::vector<Draft> drafts_;
   std::vector<int> group_of_;
   std::vector<ConcatFamily> families_;        // Concats that may be written in place
-  std::map<NodeId, int> family_of_;           // their members: which family
+  std::set<NodeId> family_members_;           // their Concats (can_join: no post chain)
   std::set<NodeId> in_place_;                 // Concats whose inputs are stored into their slices
   std::map<ValueId, StoredSlice> stored_in_;  // those inputs: where they go
   std::map<ValueId, ValueId> prefix_of_;      // FusionPlan::prefix_of
@@ -807,7 +797,7 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
     if (value.constant && value.constant->numel() == 1 && !kernel_reads.count(v)) continue;
-    while (graph.value(v).producer != kNoNode && graph.node(graph.value(v).producer).op->kind == OpKind::kView)
+    while (graph.is_view(v))
       v = graph.node(graph.value(v).producer).inputs[0];
     bases.insert(v);
   }

@@ -50,6 +50,11 @@ struct GraphIR {
 
   const Value& value(ValueId id) const { return values[static_cast<std::size_t>(id)]; }
   const Node& node(NodeId id) const { return nodes[static_cast<std::size_t>(id)]; }
+  // Whether value `id` is a view's result: an index map over a stored tensor, with no memory of its own.
+  bool is_view(ValueId id) const {
+    const NodeId p = value(id).producer;
+    return p != kNoNode && node(p).op->kind == OpKind::kView;
+  }
 };
 
 // numpy broadcasting of two shapes; nullopt when they do not broadcast.

@@ -243,8 +243,7 @@ void GraphBuilder::output(Tensor tensor, std::string name) {
       return;
     }
     // A graph input, a constant or a view has no buffer of its own to download: an Identity writes it.
-    const bool is_view = value.producer != kNoNode && state_->ir.node(value.producer).op->kind == OpKind::kView;
-    if (value.is_input || value.constant || is_view) {
+    if (value.is_input || value.constant || state_->ir.is_view(tensor.id)) {
       tensor = op("Identity", {tensor}, {}, name + "_copy");
       if (!tensor.valid()) return;
     }

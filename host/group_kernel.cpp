@@ -9,7 +9,6 @@
 namespace vkfuse {
 namespace {
 
-bool is_view_node(const GraphIR& graph, NodeId n) { return graph.node(n).op->kind == OpKind::kView; }
 
 KernelCombine to_kernel_combine(ReduceCombine combine) {
   switch (combine) {
@@ -32,7 +31,7 @@ std::string resolve_function(const OpDef& op, DType out) {
 Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   std::vector<NodeId> chain;
   ValueId base = value;
-  while (graph.value(base).producer != kNoNode && is_view_node(graph, graph.value(base).producer)) {
+  while (graph.is_view(base)) {
     chain.push_back(graph.value(base).producer);
     base = graph.node(chain.back()).inputs[0];
   }

@@ -780,12 +780,12 @@ TEST_CASE("Concat in place: producers store into its slices") {
     GraphBuilder shared;
     const Tensor sx = shared.input("x", {1, 3, 5, 4}), sw = shared.input("w", {7, 3, 1, 1});
     const Tensor conv = shared.op("Conv", {sx, sw}), relu = shared.op("Relu", {conv});
-    const Tensor cat = shared.op("Concat", {leading ? conv : relu, leading ? relu : conv}, {{"axis", 1.0f}});
-    shared.output(cat, "y");
+    const Tensor scat = shared.op("Concat", {leading ? conv : relu, leading ? relu : conv}, {{"axis", 1.0f}});
+    shared.output(scat, "y");
     const FusionPlan sp = plan(build_graph(shared));
     // Conv is read by Relu too: stored as the Concat's first channels, its other readers would bind them.
     CHECK(labels_of(sp) == (leading ? "Conv -> Relu (into Concat)" : "Conv -> Relu | Concat"));
-    CHECK(sp.prefix_of == (leading ? std::map<ValueId, ValueId>{{conv.id, cat.id}} : std::map<ValueId, ValueId>{}));
+    CHECK(sp.prefix_of == (leading ? std::map<ValueId, ValueId>{{conv.id, scat.id}} : std::map<ValueId, ValueId>{}));
   }
   GraphBuilder from_input;
   const Tensor fx = from_input.input("x", {1, 3, 5, 4}), fw = from_input.input("w", {7, 3, 1, 1});
