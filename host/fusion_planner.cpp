@@ -338,7 +338,8 @@ class Planner {
   static constexpr float kRecomputeBudget = 16.0f;
   // Pre-fusion: a kernel op's argument computed by a cheap elementwise chain is evaluated in the
   // anchor's loads instead of being stored and read back. A tiled anchor loads each element several
-  // times (a 3x3 conv's input up to 9 times per output-channel tile), so the chain must be cheaper.
+  // times (a 3x3 conv's input up to 9 times per output-channel tile), so the chain must be cheaper; a
+  // template may ask for less on an input (KernelLaunch::chain_budgets: the cooperative-matrix root).
   //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ y    => [Mul -> Add -> Relu -> Conv]
   //   (tests/unit "pre-fusion: a cheap chain on a kernel op's input runs in its loads")
   static constexpr float kAnchorLoadBudget = 4.0f;
@@ -450,13 +451,23 @@ class Planner {
     return false;
   }
 
+  // The most a chain computed in anchor `n`'s loads of each input may cost (KernelLaunch::chain_budgets).
+  std::vector<float> chain_budgets(NodeId n) const {
+    const Node& node = graph_.node(n);
+    const Value& out = graph_.value(node.output);
+    auto launch = node.op->launch(input_infos(node), {out.shape, out.dtype}, node.op_attrs(), device_);
+    return launch.ok() ? launch->chain_budgets : std::vector<float>{};
+  }
+
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
     const std::vector<ValueId>& inputs = graph_.node(n).inputs;
+    const std::vector<float> caps = anchor ? chain_budgets(n) : std::vector<float>{};
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const ValueId v = inputs[k];
       if (graph_.is_view(v)) continue;
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
+      const float input_budget = k < caps.size() && caps[k] >= 0.0f ? std::min(budget, caps[k]) : budget;
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       std::set<NodeId> chain;
@@ -492,7 +503,7 @@ class Planner {
           }
           chain.insert(q);
           cost += node.op->cost;
-          ok = cost <= budget && !(anchor && reads_transposed_view(node));
+          ok = cost <= input_budget && !(anchor && reads_transposed_view(node));
           for (ValueId u : node.inputs)
             if (!graph_.is_view(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
         }

@@ -80,6 +80,11 @@ struct KernelLaunch {
   // output channels); 0, or no entry: not known. The planner computes a producer's elements in these
   // loads (ElementLauncher) only where it is known and small.
   std::vector<std::int64_t> input_reads;
+  // Per input, the most a chain computed in its loads may cost per element (the planner's units: an Add
+  // or a Mul 1), where that is less than the planner's own budget (no entry: the planner's). The
+  // cooperative-matrix root stages a computed operand element by element, each loading the chain's
+  // constants again: host/ops/kernel_support.cpp, gemm_launch.
+  std::vector<float> chain_budgets;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);

@@ -564,6 +564,19 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   const std::int64_t a_reads = tiling.kernel == GemmKernel::kSkinny ? p.n : tiles_n;
   if (!(p.a_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.a_input)] = a_reads;
   if (p.conv_gather.empty() && !(p.b_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
+  // The cooperative-matrix root stages a computed operand element by element (no 16-byte runs), each
+  // element loading the chain's constants again, once per tile: it takes a scale (squeeze-and-excitation's
+  // Mul, cost 1), not a BatchNorm and activation. H100, 2026-11-26, fp16 fused ms, densenet121's
+  // BatchNorm -> Relu (cost 3) in its 1x1 Convs' loads against in a dispatch of their own: batch 1 1.267
+  // -> 1.136 (137 -> 185 dispatches), batch 8 2.570 -> 2.246, as before its Concat families (1f03d02:
+  // 1.124 and 2.253 in the same call as 1.124 and 2.243 with this rule). vit_b_16 planned as before
+  // (175 dispatches); efficientnet_b0's, mobilenet_v3_small's and regnet_y_400mf's scales stay in the loads.
+  constexpr float kCoopmatChainBudget = 1.0f;
+  if (coopmat) {
+    launch.chain_budgets.assign(launch.input_reads.size(), -1.0f);
+    launch.chain_budgets[static_cast<std::size_t>(p.a_input)] = kCoopmatChainBudget;
+    launch.chain_budgets[static_cast<std::size_t>(p.b_input)] = kCoopmatChainBudget;
+  }
   return launch;
 }
 

@@ -240,6 +240,29 @@ TEST_CASE("pre-fusion: a cheap chain on a kernel op's input runs in its loads") 
   }
 }
 
+TEST_CASE("pre-fusion: the cooperative-matrix root takes a scale in its loads, not a BatchNorm and activation") {
+  //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv(1x1) ─ y   => [Mul -> Add -> Relu] [Conv]   (f16, coopmat)
+  //   x ─ Mul(s) ─ Conv(1x1) ─ y                          => [Mul -> Conv]
+  DevicePlan device;
+  device.f16_storage = true;
+  const auto f16 = DType::kF16;
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 16, 8, 8}, f16), w = b.input("w", {32, 16, 1, 1}, f16);
+  const Tensor scale = b.input("scale", {1, 16, 1, 1}, f16), shift = b.input("shift", {16, 1, 1}, f16);
+  SUBCASE("a BatchNorm and Relu: their own dispatch") {
+    b.output(b.op("Conv", {b.op("Relu", {b.op("Add", {b.op("Mul", {x, scale}), shift})}), w}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Mul -> Add -> Relu -> Conv");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Mul -> Add -> Relu | Conv");
+  }
+  SUBCASE("a scale: in the loads") {
+    b.output(b.op("Conv", {b.op("Mul", {x, scale}), w}), "y");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(build_graph(b), FusionMode::kFused, device)) == "Mul -> Conv");
+  }
+}
+
 TEST_CASE("pre-fusion: an anchor does not read a wider tensor in its loads than the input it replaces") {
   //   x(f32) ─ Cast(f16) ─ Conv ─ Relu ─ y   => [Cast] [Conv -> Relu]: the Conv's window would load each
   //   f32 element for every tap and convert it (an f16 graph's first Conv)
