@@ -451,23 +451,51 @@ class Planner {
     return false;
   }
 
-  // The most a chain computed in anchor `n`'s loads of each input may cost (KernelLaunch::chain_budgets).
-  std::vector<float> chain_budgets(NodeId n) const {
+  // What anchor `n`'s template asks of the chains computed in its loads (KernelLaunch::chain_budgets,
+  // run_inputs), read plain.
+  std::optional<KernelLaunch> plain_launch(NodeId n) const {
     const Node& node = graph_.node(n);
     const Value& out = graph_.value(node.output);
     auto launch = node.op->launch(input_infos(node), {out.shape, out.dtype}, node.op_attrs(), device_);
-    return launch.ok() ? launch->chain_budgets : std::vector<float>{};
+    if (!launch.ok()) return std::nullopt;
+    return std::move(*launch);
+  }
+
+  // Whether `node` reads a view whose elements are not laid out contiguously (a permutation's or a
+  // strided slice's; a contiguous slice at an offset is not). An anchor that loads an input in 16-byte
+  // runs (KernelLaunch::run_inputs) does not compute such a copy in its loads: it would gather each
+  // element alone, once per tile, where the copy's own dispatch stores them once, in order.
+  //   qkv ─ Transpose/Slice (V, rows 2304 apart) ─ Identity ─ MatMul(softmax, V)   => [Identity] [MatMul]
+  // H100, 2026-11-26, fp16 fused ms, one call, such copies in the loads / in dispatches of their own:
+  // vit_b_16 batch 1 1.407 -> 1.344 (175 -> 199 dispatches), batch 8 7.042 -> 5.814 (175 -> 211);
+  // shufflenet_v2_x1_0 batch 8 0.372 -> 0.379 (89 -> 92: its channel shuffles, runs of 784 elements),
+  // batch 1 and convnext_tiny unchanged.
+  //   (tests/unit "pre-fusion: an input loaded in 16-byte runs does not gather a strided view")
+  bool reads_strided_view(const Node& node) const {
+    for (ValueId u : node.inputs) {
+      if (!graph_.is_view(u)) continue;
+      auto view = resolve_view(graph_, u);
+      if (!view.ok()) return true;
+      const StridedLayout& layout = view->layout;
+      const StridedLayout dense = contiguous_layout(layout.shape);
+      for (std::size_t d = 0; d < layout.shape.size(); ++d)
+        if (layout.shape[d] != 1 && layout.strides[d] != dense.strides[d]) return true;
+    }
+    return false;
   }
 
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
     const std::vector<ValueId>& inputs = graph_.node(n).inputs;
-    const std::vector<float> caps = anchor ? chain_budgets(n) : std::vector<float>{};
+    const std::optional<KernelLaunch> launch = anchor ? plain_launch(n) : std::nullopt;
+    const std::vector<float> caps = launch ? launch->chain_budgets : std::vector<float>{};
+    const std::vector<bool> run_inputs = launch ? launch->run_inputs : std::vector<bool>{};
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const ValueId v = inputs[k];
       if (graph_.is_view(v)) continue;
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
       const float input_budget = k < caps.size() && caps[k] >= 0.0f ? std::min(budget, caps[k]) : budget;
+      const bool runs = k < run_inputs.size() && run_inputs[k];
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       std::set<NodeId> chain;
@@ -503,7 +531,7 @@ class Planner {
           }
           chain.insert(q);
           cost += node.op->cost;
-          ok = cost <= input_budget && !(anchor && reads_transposed_view(node));
+          ok = cost <= input_budget && !(anchor && reads_transposed_view(node)) && !(runs && reads_strided_view(node));
           for (ValueId u : node.inputs)
             if (!graph_.is_view(u) && graph_.value(u).producer != kNoNode) stack.push_back(graph_.value(u).producer);
         }

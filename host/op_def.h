@@ -85,6 +85,10 @@ struct KernelLaunch {
   // cooperative-matrix root stages a computed operand element by element, each loading the chain's
   // constants again: host/ops/kernel_support.cpp, gemm_launch.
   std::vector<float> chain_budgets;
+  // Per input, whether the template loads it, stored, in whole 16-byte runs (no entry: false). A chain
+  // computed there is loaded element by element instead; the planner computes no copy of a strided view
+  // there (host/fusion_planner.cpp, pre-fusion), which its own dispatch stores once for the runs.
+  std::vector<bool> run_inputs;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);

@@ -489,6 +489,7 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     launch.split_partial_bytes =
         static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
   }
+  bool a_quads = false, b_quads = false;  // the cooperative-matrix root stages 16-byte runs of them
   if (tiling.kernel == GemmKernel::kSkinny) {
     // An operand whose k is contiguous reads as raw 16-byte runs where its rows are whole runs. H100,
     // 2026-11-24, runs against elements, one call: vgg11's 25088 -> 4096 layer fp16 0.106 -> 0.078 ms
@@ -509,8 +510,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
     // An operand stages 16-byte runs straight from memory where its runs of 8 halves are 16-byte aligned.
     // (A Conv's gathered B is never read as runs.)
-    const bool a_quads = runs_aligned(p, 'A', 8);
-    const bool b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
+    a_quads = runs_aligned(p, 'A', 8);
+    b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -576,6 +577,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     launch.chain_budgets.assign(launch.input_reads.size(), -1.0f);
     launch.chain_budgets[static_cast<std::size_t>(p.a_input)] = kCoopmatChainBudget;
     launch.chain_budgets[static_cast<std::size_t>(p.b_input)] = kCoopmatChainBudget;
+    launch.run_inputs.assign(launch.input_reads.size(), false);
+    launch.run_inputs[static_cast<std::size_t>(p.a_input)] = a_quads;
+    launch.run_inputs[static_cast<std::size_t>(p.b_input)] = b_quads;
   }
   return launch;
 }

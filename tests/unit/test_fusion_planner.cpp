@@ -263,6 +263,28 @@ TEST_CASE("pre-fusion: the cooperative-matrix root takes a scale in its loads, n
   }
 }
 
+TEST_CASE("pre-fusion: an input loaded in 16-byte runs does not gather a strided view") {
+  //   x[32,2,32] ─ Transpose(1,0,2) ─ Identity ─ MatMul(a, .)   => [Identity] [MatMul]   (f16, coopmat)
+  DevicePlan device;
+  device.f16_storage = true;
+  GraphBuilder b;
+  const Tensor a = b.input("a", {2, 32, 32}, DType::kF16), x = b.input("x", {32, 2, 32}, DType::kF16);
+  const Tensor strided = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  SUBCASE("a copy of the view") {
+    b.output(b.op("MatMul", {a, strided}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity -> MatMul");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity | MatMul");
+  }
+  SUBCASE("a scale of a stored tensor stays in the loads") {
+    const Tensor stored = b.input("stored", {2, 32, 32}, DType::kF16);
+    b.output(b.op("MatMul", {a, b.op("Mul", {stored, b.input("s", {1, 1, 32}, DType::kF16)})}), "y");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(build_graph(b), FusionMode::kFused, device)) == "Mul -> MatMul");
+  }
+}
+
 TEST_CASE("pre-fusion: an anchor does not read a wider tensor in its loads than the input it replaces") {
   //   x(f32) ─ Cast(f16) ─ Conv ─ Relu ─ y   => [Cast] [Conv -> Relu]: the Conv's window would load each
   //   f32 element for every tap and convert it (an f16 graph's first Conv)
