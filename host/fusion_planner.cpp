@@ -437,16 +437,20 @@ class Planner {
   // 2.75 -> 2.73, fp16 1.58 -> 1.60 (within its run-to-run spread).
   //   (tests/unit "pre-fusion: an anchor's loads do not gather a transposed view")
   bool reads_transposed_view(const Node& node) const {
+    return reads_view_where(node, [](const StridedLayout& layout) {
+      for (std::size_t d = layout.shape.size(); d-- > 0;)
+        if (layout.shape[d] != 1) return layout.strides[d] != 1;
+      return false;
+    });
+  }
+
+  // Whether `node` reads a view whose layout passes `test` (or that does not resolve).
+  template <class Test>
+  bool reads_view_where(const Node& node, Test test) const {
     for (ValueId u : node.inputs) {
       if (!graph_.is_view(u)) continue;
       auto view = resolve_view(graph_, u);
-      if (!view.ok()) return true;
-      const StridedLayout& layout = view->layout;
-      for (std::size_t d = layout.shape.size(); d-- > 0;) {
-        if (layout.shape[d] == 1) continue;
-        if (layout.strides[d] != 1) return true;
-        break;
-      }
+      if (!view.ok() || test(view->layout)) return true;
     }
     return false;
   }
@@ -472,16 +476,12 @@ class Planner {
   // batch 1 and convnext_tiny unchanged.
   //   (tests/unit "pre-fusion: an input loaded in 16-byte runs does not gather a strided view")
   bool reads_strided_view(const Node& node) const {
-    for (ValueId u : node.inputs) {
-      if (!graph_.is_view(u)) continue;
-      auto view = resolve_view(graph_, u);
-      if (!view.ok()) return true;
-      const StridedLayout& layout = view->layout;
+    return reads_view_where(node, [](const StridedLayout& layout) {
       const StridedLayout dense = contiguous_layout(layout.shape);
       for (std::size_t d = 0; d < layout.shape.size(); ++d)
         if (layout.shape[d] != 1 && layout.strides[d] != dense.strides[d]) return true;
-    }
-    return false;
+      return false;
+    });
   }
 
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
