@@ -473,7 +473,8 @@ class Planner {
   // H100, 2026-11-26, fp16 fused ms, one call, such copies in the loads / in dispatches of their own:
   // vit_b_16 batch 1 1.407 -> 1.344 (175 -> 199 dispatches), batch 8 7.042 -> 5.814 (175 -> 211);
   // shufflenet_v2_x1_0 batch 8 0.372 -> 0.379 (89 -> 92: its channel shuffles, runs of 784 elements),
-  // batch 1 and convnext_tiny unchanged.
+  // batch 1 and convnext_tiny unchanged. The f32 tiled root's vec4 operands too: vit_b_16 fp32 batch 1
+  // 2.769 -> 2.669 (174 -> 198), batch 8 13.589 -> 13.031.
   //   (tests/unit "pre-fusion: an input loaded in 16-byte runs does not gather a strided view")
   bool reads_strided_view(const Node& node) const {
     return reads_view_where(node, [](const StridedLayout& layout) {

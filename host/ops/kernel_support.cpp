@@ -489,7 +489,7 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     launch.split_partial_bytes =
         static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
   }
-  bool a_quads = false, b_quads = false;  // the cooperative-matrix root stages 16-byte runs of them
+  bool a_runs = false, b_runs = false;  // operands the tiled and coopmat roots load in 16-byte runs
   if (tiling.kernel == GemmKernel::kSkinny) {
     // An operand whose k is contiguous reads as raw 16-byte runs where its rows are whole runs. H100,
     // 2026-11-24, runs against elements, one call: vgg11's 25088 -> 4096 layer fp16 0.106 -> 0.078 ms
@@ -510,8 +510,10 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
     // An operand stages 16-byte runs straight from memory where its runs of 8 halves are 16-byte aligned.
     // (A Conv's gathered B is never read as runs.)
-    a_quads = runs_aligned(p, 'A', 8);
-    b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
+    const bool a_quads = runs_aligned(p, 'A', 8);
+    const bool b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
+    a_runs = a_quads;
+    b_runs = b_quads;
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -539,6 +541,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                         (!a_k_fast || tiling.bk % 4 == 0);
     const bool b_vec4 = p.b_dtype == DType::kF32 && runs_aligned(p, 'B', 4) && share_b % 4 == 0 &&
                         (b_n_fast || tiling.bk % 4 == 0);
+    a_runs = a_vec4;
+    b_runs = b_vec4;
     launch.root = "roots/gemm_tiled.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_RAW_INPUTS", a_vec4 || b_vec4 ? "1" : "0"},
                                                  {"VKF_A_VEC4", a_vec4 ? "1" : "0"},
@@ -577,10 +581,10 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     launch.chain_budgets.assign(launch.input_reads.size(), -1.0f);
     launch.chain_budgets[static_cast<std::size_t>(p.a_input)] = kCoopmatChainBudget;
     launch.chain_budgets[static_cast<std::size_t>(p.b_input)] = kCoopmatChainBudget;
-    launch.run_inputs.assign(launch.input_reads.size(), false);
-    launch.run_inputs[static_cast<std::size_t>(p.a_input)] = a_quads;
-    launch.run_inputs[static_cast<std::size_t>(p.b_input)] = b_quads;
   }
+  launch.run_inputs.assign(launch.input_reads.size(), false);
+  launch.run_inputs[static_cast<std::size_t>(p.a_input)] = a_runs;
+  launch.run_inputs[static_cast<std::size_t>(p.b_input)] = b_runs;
   return launch;
 }
 

@@ -264,7 +264,7 @@ TEST_CASE("pre-fusion: the cooperative-matrix root takes a scale in its loads, n
 }
 
 TEST_CASE("pre-fusion: an input loaded in 16-byte runs does not gather a strided view") {
-  //   x[32,2,32] ─ Transpose(1,0,2) ─ Identity ─ MatMul(a, .)   => [Identity] [MatMul]   (f16, coopmat)
+  //   x[32,2,32] ─ Transpose(1,0,2) ─ Identity ─ MatMul(a, .)   => [Identity] [MatMul]   (f16 coopmat, f32)
   DevicePlan device;
   device.f16_storage = true;
   GraphBuilder b;
@@ -276,6 +276,12 @@ TEST_CASE("pre-fusion: an input loaded in 16-byte runs does not gather a strided
     CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity -> MatMul");
     device.coopmat_f16 = true;
     CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity | MatMul");
+  }
+  SUBCASE("f32: the tiled root loads it as vec4s") {
+    GraphBuilder f;
+    const Tensor fx = f.input("x", {32, 2, 32});
+    f.output(f.op("MatMul", {f.input("a", {2, 32, 32}), f.op("Transpose", {fx}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})}), "y");
+    CHECK(labels_of(plan(build_graph(f))) == "Identity | MatMul");
   }
   SUBCASE("a scale of a stored tensor stays in the loads") {
     const Tensor stored = b.input("stored", {2, 32, 32}, DType::kF16);
