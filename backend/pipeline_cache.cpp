@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -94,6 +95,7 @@ Result<std::vector<std::byte>> decode_pipeline_cache_file(std::span<const std::b
 }
 
 Result<std::unique_ptr<PipelineCache>> PipelineCache::create(const DeviceContext& ctx, const std::string& directory) {
+  const auto begin = std::chrono::steady_clock::now();
   std::unique_ptr<PipelineCache> cache(new PipelineCache());
   cache->device_ = ctx.device;
   std::vector<std::byte> initial;
@@ -135,6 +137,7 @@ Result<std::unique_ptr<PipelineCache>> PipelineCache::create(const DeviceContext
   set_debug_name(ctx, VK_OBJECT_TYPE_PIPELINE_CACHE, debug_handle(handle), "vkfuse pipeline cache");
   cache->loaded_bytes_ = initial.size();
   cache->saved_bytes_ = initial.size();
+  cache->create_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
   if (!initial.empty())
     log_message(LogLevel::kInfo, "pipeline cache: loaded " + std::to_string(initial.size()) + " bytes from " + cache->path_);
   return cache;

@@ -55,6 +55,7 @@ class PipelineCache {
   const std::string& path() const { return path_; }  // "" when memory only
   std::uint64_t loaded_bytes() const { return loaded_bytes_; }  // driver data taken from the file (0: none)
   bool rejected() const { return rejected_; }  // a file was there but was not trusted
+  double create_ms() const { return create_ms_; }  // reading the file and creating the driver's cache
 
  private:
   PipelineCache() = default;
@@ -64,6 +65,7 @@ class PipelineCache {
   std::string path_;
   std::uint64_t loaded_bytes_ = 0;
   bool rejected_ = false;
+  double create_ms_ = 0.0;
   std::mutex save_mutex_;
   std::uint64_t saved_bytes_ = 0;  // size of the data in the file as far as this process knows
 };

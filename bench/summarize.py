@@ -473,6 +473,8 @@ class Summary:
             keys = [k for k in ("context_ms", "plan_ms", "kernels_ms", "memory_ms", "record_ms") if k in obj] or \
                 [k for k, v in obj.items() if k.endswith("_ms") and k != "total_ms" and isinstance(v, (int, float))]
             text = " + ".join(f"{k[:-3]} {fmt(float(obj[k]), 1)}" for k in keys)
+            if isinstance(obj.get("pipeline_cache_create_ms"), (int, float)):
+                text += f" (of the context, pipeline cache {fmt(float(obj['pipeline_cache_create_ms']), 1)})"
             if isinstance(obj.get("constants_ms"), (int, float)):
                 text += f" (constants {fmt(float(obj['constants_ms']), 1)} beside the kernels)"
             if "kernel_compiles" in obj:

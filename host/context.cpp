@@ -44,7 +44,7 @@ DeviceSummary Context::device() const {
 CacheStats Context::cache_stats() const {
   const KernelCacheStats s = impl_->cache->stats();
   return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected, impl_->pipeline_cache->loaded_bytes(),
-          impl_->pipeline_cache->rejected()};
+          impl_->pipeline_cache->rejected(), impl_->pipeline_cache->create_ms()};
 }
 
 std::uint32_t Context::validation_errors() const { return impl_->device.instance().validation_errors(); }

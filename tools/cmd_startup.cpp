@@ -93,10 +93,12 @@ void print_json(const char* name, const Start& s) {
   std::printf(" \"%s\": {\"context_ms\": %.3f, \"plan_ms\": %.3f, \"kernels_ms\": %.3f, \"build_ms\": %.3f, "
               "\"compile_ms\": %.3f, \"pipelines_ms\": %.3f, \"cache_save_ms\": %.3f, \"constants_ms\": %.3f, \"memory_ms\": %.3f, "
               "\"record_ms\": %.3f, \"session_ms\": %.3f, \"total_ms\": %.3f, \"kernel_compiles\": %u, "
-              "\"kernel_disk_hits\": %u, \"kernel_memory_hits\": %u, \"pipeline_cache_loaded_bytes\": %llu}",
+              "\"kernel_disk_hits\": %u, \"kernel_memory_hits\": %u, \"pipeline_cache_loaded_bytes\": %llu, "
+              "\"pipeline_cache_create_ms\": %.3f}",
               name, s.context_ms, t.plan_ms, t.kernels_ms, t.build_ms, t.compile_ms, t.pipelines_ms, t.cache_save_ms,
               t.constants_ms, t.memory_ms, t.record_ms, t.total_ms, total_ms(s), s.caches.compiles, s.caches.disk_hits,
-              s.caches.memory_hits, static_cast<unsigned long long>(s.caches.pipeline_cache_loaded_bytes));
+              s.caches.memory_hits, static_cast<unsigned long long>(s.caches.pipeline_cache_loaded_bytes),
+              s.caches.pipeline_cache_create_ms);
 }
 
 }  // namespace
@@ -168,6 +170,9 @@ int run_startup(const Args& args) {
   const SessionCreateStats& c = cold->session;
   const SessionCreateStats& w = warm->session;
   row("context", cold->context_ms, warm->context_ms);
+  row("  instance and device", cold->context_ms - cold->caches.pipeline_cache_create_ms,
+      warm->context_ms - warm->caches.pipeline_cache_create_ms);
+  row("  pipeline cache (read)", cold->caches.pipeline_cache_create_ms, warm->caches.pipeline_cache_create_ms);
   row("plan", c.plan_ms, w.plan_ms);
   row("kernels + pipelines (wall)", c.kernels_ms, w.kernels_ms);
   row("  constants (beside them)", c.constants_ms, w.constants_ms);

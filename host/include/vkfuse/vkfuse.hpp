@@ -129,6 +129,9 @@ struct CacheStats {
   // one was there but not trusted (damaged, or made for another device or driver).
   std::uint64_t pipeline_cache_loaded_bytes = 0;
   bool pipeline_cache_rejected = false;
+  // Of Context::create's time, the part spent reading that file and creating the driver's cache from it
+  // (the rest is the Vulkan instance and device).
+  double pipeline_cache_create_ms = 0.0;
 };
 
 // A device, its queue, the kernel cache and a pipeline cache. Sessions keep their Context's internals
