@@ -466,12 +466,15 @@ class Summary:
                 return None
             if isinstance(obj.get("total_ms"), (int, float)):
                 return float(obj["total_ms"])
-            parts = [v for k, v in obj.items() if k.endswith("_ms") and isinstance(v, (int, float))]
+            # (pipeline_cache_create_ms is a part of context_ms, not beside it)
+            parts = [v for k, v in obj.items()
+                     if k.endswith("_ms") and k != "pipeline_cache_create_ms" and isinstance(v, (int, float))]
             return float(sum(parts)) if parts else None
 
         def breakdown(obj):
             keys = [k for k in ("context_ms", "plan_ms", "kernels_ms", "memory_ms", "record_ms") if k in obj] or \
-                [k for k, v in obj.items() if k.endswith("_ms") and k != "total_ms" and isinstance(v, (int, float))]
+                [k for k, v in obj.items()
+                 if k.endswith("_ms") and k not in ("total_ms", "pipeline_cache_create_ms") and isinstance(v, (int, float))]
             text = " + ".join(f"{k[:-3]} {fmt(float(obj[k]), 1)}" for k in keys)
             if isinstance(obj.get("pipeline_cache_create_ms"), (int, float)):
                 text += f" (of the context, pipeline cache {fmt(float(obj['pipeline_cache_create_ms']), 1)})"

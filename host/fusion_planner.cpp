@@ -488,17 +488,24 @@ class Planner {
   void recompute_inputs(NodeId n, Draft& group, float budget) const {
     const bool anchor = graph_.node(n).op->kind == OpKind::kKernel;
     const std::vector<ValueId>& inputs = graph_.node(n).inputs;
-    const std::optional<KernelLaunch> launch = anchor ? plain_launch(n) : std::nullopt;
-    const std::vector<float> caps = launch ? launch->chain_budgets : std::vector<float>{};
-    const std::vector<bool> run_inputs = launch ? launch->run_inputs : std::vector<bool>{};
+    // The anchor's launch, made once, where an input first has a producer chain to walk.
+    std::optional<KernelLaunch> launch;
+    bool launched = false;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       const ValueId v = inputs[k];
       if (graph_.is_view(v)) continue;
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
-      const float input_budget = k < caps.size() && caps[k] >= 0.0f ? std::min(budget, caps[k]) : budget;
-      const bool runs = k < run_inputs.size() && run_inputs[k];
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
+      if (anchor && !launched) {
+        launch = plain_launch(n);
+        launched = true;
+      }
+      float input_budget = budget;
+      bool runs = false;
+      if (launch && k < launch->chain_budgets.size() && launch->chain_budgets[k] >= 0.0f)
+        input_budget = std::min(budget, launch->chain_budgets[k]);
+      if (launch && k < launch->run_inputs.size()) runs = launch->run_inputs[k];
       std::set<NodeId> chain;
       // With `elements`, the walk may pass a kernel group's post chain to its anchor, an element
       // (accepted only where element_fits); without, it stops at stored results. The plain walk is the

@@ -170,7 +170,7 @@ int run_startup(const Args& args) {
   const SessionCreateStats& c = cold->session;
   const SessionCreateStats& w = warm->session;
   row("context", cold->context_ms, warm->context_ms);
-  row("  instance and device", cold->context_ms - cold->caches.pipeline_cache_create_ms,
+  row("  instance, device, the rest", cold->context_ms - cold->caches.pipeline_cache_create_ms,
       warm->context_ms - warm->caches.pipeline_cache_create_ms);
   row("  pipeline cache (read)", cold->caches.pipeline_cache_create_ms, warm->caches.pipeline_cache_create_ms);
   row("plan", c.plan_ms, w.plan_ms);

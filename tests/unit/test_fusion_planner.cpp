@@ -283,6 +283,33 @@ TEST_CASE("pre-fusion: an input loaded in 16-byte runs does not gather a strided
     f.output(f.op("MatMul", {f.input("a", {2, 32, 32}), f.op("Transpose", {fx}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})}), "y");
     CHECK(labels_of(plan(build_graph(f))) == "Identity | MatMul");
   }
+  SUBCASE("only the operand loaded in runs: A's rows of 36 halves are not 16-byte runs, B's of 32 are") {
+    GraphBuilder h;
+    const std::vector<std::int64_t> perm{1, 0, 2};
+    const Tensor ha = h.op("Transpose", {h.input("xa", {32, 2, 36}, DType::kF16)}, {{"perm", perm}}, "a_view");
+    const Tensor hb = h.op("Transpose", {h.input("xb", {36, 2, 32}, DType::kF16)}, {{"perm", perm}}, "b_view");
+    h.output(h.op("MatMul", {ha, hb}), "y");
+    device.coopmat_f16 = true;
+    const Graph graph = build_graph(h);
+    const FusionPlan p = plan(graph, FusionMode::kFused, device);
+    REQUIRE(p.groups.size() == 2);
+    CHECK(labels_of(p) == "Identity | Identity -> MatMul");
+    CHECK(names(graph, p.groups[0].inputs) == "b_view");  // B's copy runs alone, A's in the loads
+  }
+  SUBCASE("a contiguous view (a slice at an offset) stays in the loads") {
+    GraphBuilder h;
+    const Tensor whole = h.input("whole", {4, 32, 32}, DType::kF16);
+    h.output(h.op("MatMul", {h.input("a", {2, 32, 32}, DType::kF16), h.op("Slice", {whole}, {{"axis", 0}, {"start", 2}, {"end", 4}})}), "y");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "Identity -> MatMul");
+  }
+  SUBCASE("a Conv's gathered X is not loaded in runs: its copy of a strided view stays in the loads") {
+    GraphBuilder h;
+    const Tensor rows = h.op("Slice", {h.input("x", {1, 16, 16, 16}, DType::kF16)}, {{"axis", 2}, {"end", 8}});
+    h.output(h.op("Conv", {rows, h.input("w", {32, 16, 3, 3}, DType::kF16)}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}), "y");
+    device.coopmat_f16 = true;
+    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "Identity -> Conv");
+  }
   SUBCASE("a scale of a stored tensor stays in the loads") {
     const Tensor stored = b.input("stored", {2, 32, 32}, DType::kF16);
     b.output(b.op("MatMul", {a, b.op("Mul", {stored, b.input("s", {1, 1, 32}, DType::kF16)})}), "y");

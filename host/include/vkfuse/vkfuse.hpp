@@ -130,7 +130,7 @@ struct CacheStats {
   std::uint64_t pipeline_cache_loaded_bytes = 0;
   bool pipeline_cache_rejected = false;
   // Of Context::create's time, the part spent reading that file and creating the driver's cache from it
-  // (the rest is the Vulkan instance and device).
+  // (the rest is mostly the Vulkan instance and device).
   double pipeline_cache_create_ms = 0.0;
 };
 
