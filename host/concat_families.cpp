@@ -11,10 +11,8 @@ namespace {
 std::optional<std::vector<ElementPlacement>> input_places(const GraphIR& graph, NodeId c) {
   const Node& node = graph.node(c);
   if (!node.op->place_inputs) return std::nullopt;
-  std::vector<TensorInfo> infos;
-  for (ValueId u : node.inputs) infos.push_back({graph.value(u).shape, graph.value(u).dtype});
   const Value& out = graph.value(node.output);
-  auto places = node.op->place_inputs(infos, {out.shape, out.dtype}, node.op_attrs());
+  auto places = node.op->place_inputs(graph.input_infos(c), {out.shape, out.dtype}, node.op_attrs());
   if (!places || places->size() != node.inputs.size()) return std::nullopt;
   return places;
 }

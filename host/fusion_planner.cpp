@@ -39,25 +39,25 @@ class Planner {
       families_ = find_concat_families(graph_);
       index_families();
     }
-    place_all(mode);
-    if (mode == FusionMode::kFused && place_concats_in_place() < families_.size()) {
+    if (place_all(mode) < families_.size()) {
       // A family found but not placed (a member took a recomputed input chain; another family stores
       // its input) runs: its Concats may take their post chains after all, so plan again without it.
       // The others stay placeable: their members refuse chains as before, and fewer families compete.
       std::erase_if(families_, [&](const ConcatFamily& f) { return !in_place_.count(f.root); });
       index_families();
-      drafts_.clear();
-      in_place_.clear();
-      stored_in_.clear();
-      prefix_of_.clear();
       place_all(mode);
-      place_concats_in_place();
     }
     return finish();
   }
 
  private:
-  void place_all(FusionMode mode) {
+  // Forms the groups from scratch, then (fused) writes the Concats it can in place; returns how many
+  // families were placed.
+  std::size_t place_all(FusionMode mode) {
+    drafts_.clear();
+    in_place_.clear();
+    stored_in_.clear();
+    prefix_of_.clear();
     group_of_.assign(graph_.nodes.size(), -1);
     phase_.assign(graph_.nodes.size(), Phase::kPre);
     for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
@@ -65,6 +65,7 @@ class Planner {
       if (node.op->kind == OpKind::kView) continue;  // an index map, no group
       place(n, mode);
     }
+    return mode == FusionMode::kFused ? place_concats_in_place() : 0;
   }
 
   // The group that computes `v`, or -1 (graph input, constant, view).
@@ -370,13 +371,6 @@ class Planner {
   static constexpr float kElementLoadBudget = 36.0f;
   static constexpr std::int64_t kElementMaxOutputs = 4 * kFillInvocations;
 
-  // What a kernel op's launchers see of its inputs.
-  std::vector<TensorInfo> input_infos(const Node& node) const {
-    std::vector<TensorInfo> infos;
-    for (ValueId u : node.inputs) infos.push_back({graph_.value(u).shape, graph_.value(u).dtype});
-    return infos;
-  }
-
   // The cost of computing `q`'s output one element at a time (OpDef::element), if it can be.
   std::optional<float> element_cost(NodeId q) const {
     const Node& node = graph_.node(q);
@@ -384,20 +378,30 @@ class Planner {
     if (node.op->kind != OpKind::kKernel || !node.op->element || !is_float_dtype(out.dtype)) return std::nullopt;
     for (ValueId u : node.inputs)
       if (graph_.value(u).bytes() > device_.max_binding_bytes) return std::nullopt;  // bound whole, one binding
-    auto element = node.op->element(input_infos(node), {out.shape, out.dtype}, node.op_attrs());
+    auto element = node.op->element(graph_.input_infos(q), {out.shape, out.dtype}, node.op_attrs());
     if (!element.ok()) return std::nullopt;
     return element->cost;
+  }
+
+  // Anchor `n`'s launch, with its input `computed` (if any) computed in the loads at `cost` per element.
+  // Read plain, it says what the template asks of the chains computed there (KernelLaunch::chain_budgets,
+  // run_inputs).
+  std::optional<KernelLaunch> anchor_launch(NodeId n, std::optional<std::size_t> computed = std::nullopt,
+                                            float cost = 0.0f) const {
+    const Node& node = graph_.node(n);
+    std::vector<TensorInfo> infos = graph_.input_infos(n);
+    if (computed) infos[*computed].load_cost = cost;
+    const Value& out = graph_.value(node.output);
+    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device_);
+    if (!launch.ok()) return std::nullopt;
+    return std::move(*launch);
   }
 
   // How many times anchor `n`'s template loads each element of its input `k`, computed there at `cost`
   // per element (0: not known).
   std::int64_t input_reads(NodeId n, std::size_t k, float cost) const {
-    const Node& node = graph_.node(n);
-    std::vector<TensorInfo> infos = input_infos(node);
-    infos[k].load_cost = cost;
-    const Value& out = graph_.value(node.output);
-    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device_);
-    return launch.ok() && k < launch->input_reads.size() ? launch->input_reads[k] : 0;
+    const auto launch = anchor_launch(n, k, cost);
+    return launch && k < launch->input_reads.size() ? launch->input_reads[k] : 0;
   }
 
   // Whether `element`, the anchor of its group, with its post chain in `chain` may be evaluated in the
@@ -455,16 +459,6 @@ class Planner {
     return false;
   }
 
-  // What anchor `n`'s template asks of the chains computed in its loads (KernelLaunch::chain_budgets,
-  // run_inputs), read plain.
-  std::optional<KernelLaunch> plain_launch(NodeId n) const {
-    const Node& node = graph_.node(n);
-    const Value& out = graph_.value(node.output);
-    auto launch = node.op->launch(input_infos(node), {out.shape, out.dtype}, node.op_attrs(), device_);
-    if (!launch.ok()) return std::nullopt;
-    return std::move(*launch);
-  }
-
   // Whether `node` reads a view whose elements are not laid out contiguously (a permutation's or a
   // strided slice's; a contiguous slice at an offset is not). An anchor that loads an input in 16-byte
   // runs (KernelLaunch::run_inputs) does not compute such a copy in its loads: it would gather each
@@ -498,7 +492,7 @@ class Planner {
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
       if (anchor && !launched) {
-        launch = plain_launch(n);
+        launch = anchor_launch(n);
         launched = true;
       }
       float input_budget = budget;

@@ -55,6 +55,12 @@ struct GraphIR {
     const NodeId p = value(id).producer;
     return p != kNoNode && node(p).op->kind == OpKind::kView;
   }
+  // What an op's launchers see of node `n`'s inputs: their shapes and dtypes.
+  std::vector<TensorInfo> input_infos(NodeId n) const {
+    std::vector<TensorInfo> infos;
+    for (ValueId u : node(n).inputs) infos.push_back({value(u).shape, value(u).dtype});
+    return infos;
+  }
 };
 
 // numpy broadcasting of two shapes; nullopt when they do not broadcast.

@@ -9,7 +9,6 @@
 namespace vkfuse {
 namespace {
 
-
 KernelCombine to_kernel_combine(ReduceCombine combine) {
   switch (combine) {
     case ReduceCombine::kMax: return KernelCombine::kMax;

@@ -82,15 +82,14 @@ struct KernelLaunch {
   std::vector<std::int64_t> input_reads;
   // Per input, the most a chain computed in its loads may cost per element (the planner's units: an Add
   // or a Mul 1), where that is less than the planner's own budget (no entry, or a negative one: the
-  // planner's). The
-  // cooperative-matrix root stages a computed operand element by element, each loading the chain's
-  // constants again: host/ops/kernel_support.cpp, gemm_launch.
+  // planner's). The cooperative-matrix root stages a computed operand element by element, each loading
+  // the chain's constants again: host/ops/kernel_support.cpp, gemm_launch.
   std::vector<float> chain_budgets;
   // Per input, whether the template loads it, stored, in whole 16-byte runs (no entry: false; set by
   // the GEMM roots that stage their slices so: roots/gemm_tiled.glsl's vec4s, roots/gemm_coopmat.glsl's
-  // 16-byte units; roots/gemm_skinny.glsl, which streams its rows, reports none). A chain
-  // computed there is loaded element by element instead; the planner computes no copy of a strided view
-  // there (host/fusion_planner.cpp, pre-fusion), which its own dispatch stores once for the runs.
+  // 16-byte units; roots/gemm_skinny.glsl, which streams its rows, reports none). A chain computed
+  // there is loaded element by element instead; the planner computes no copy of a strided view there
+  // (host/fusion_planner.cpp, pre-fusion), which its own dispatch stores once for the runs.
   std::vector<bool> run_inputs;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,

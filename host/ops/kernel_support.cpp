@@ -510,10 +510,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   } else if (tiling.kernel == GemmKernel::kCoopmat) {
     // An operand stages 16-byte runs straight from memory where its runs of 8 halves are 16-byte aligned.
     // (A Conv's gathered B is never read as runs.)
-    const bool a_quads = runs_aligned(p, 'A', 8);
-    const bool b_quads = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
-    a_runs = a_quads;
-    b_runs = b_quads;
+    a_runs = runs_aligned(p, 'A', 8);
+    b_runs = runs_aligned(p, 'B', 8) && p.conv_gather.empty();
     launch.root = "roots/gemm_coopmat.glsl";
     launch.defines.insert(launch.defines.end(), {{"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
@@ -523,8 +521,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_WARPS_K", std::to_string(tiling.warps_k)},
                                                  {"VKF_STAGES", std::to_string(tiling.stages)},
                                                  {"VKF_RAW_INPUTS", "1"},
-                                                 {"VKF_A_QUADS", a_quads ? "1" : "0"},
-                                                 {"VKF_B_QUADS", b_quads ? "1" : "0"},
+                                                 {"VKF_A_QUADS", a_runs ? "1" : "0"},
+                                                 {"VKF_B_QUADS", b_runs ? "1" : "0"},
                                                  {"VKF_CONV", p.conv ? "1" : "0"},
                                                  {"VKF_CONV_GATHER", p.conv_gather.empty() ? "0" : "1"},
                                                  {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
@@ -537,16 +535,14 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     const bool a_k_fast = p.a_stride_m != 1, b_n_fast = p.b_stride_k != 1;
     const std::int64_t share_a = tiling.bm * tiling.bk / tiling.workgroup_size;
     const std::int64_t share_b = tiling.bk * tiling.bn / tiling.workgroup_size;
-    const bool a_vec4 = p.a_dtype == DType::kF32 && runs_aligned(p, 'A', 4) && share_a % 4 == 0 &&
+    a_runs = p.a_dtype == DType::kF32 && runs_aligned(p, 'A', 4) && share_a % 4 == 0 &&
                         (!a_k_fast || tiling.bk % 4 == 0);
-    const bool b_vec4 = p.b_dtype == DType::kF32 && runs_aligned(p, 'B', 4) && share_b % 4 == 0 &&
+    b_runs = p.b_dtype == DType::kF32 && runs_aligned(p, 'B', 4) && share_b % 4 == 0 &&
                         (b_n_fast || tiling.bk % 4 == 0);
-    a_runs = a_vec4;
-    b_runs = b_vec4;
     launch.root = "roots/gemm_tiled.glsl";
-    launch.defines.insert(launch.defines.end(), {{"VKF_RAW_INPUTS", a_vec4 || b_vec4 ? "1" : "0"},
-                                                 {"VKF_A_VEC4", a_vec4 ? "1" : "0"},
-                                                 {"VKF_B_VEC4", b_vec4 ? "1" : "0"},
+    launch.defines.insert(launch.defines.end(), {{"VKF_RAW_INPUTS", a_runs || b_runs ? "1" : "0"},
+                                                 {"VKF_A_VEC4", a_runs ? "1" : "0"},
+                                                 {"VKF_B_VEC4", b_runs ? "1" : "0"},
                                                  {"VKF_BM", glsl_uint(tiling.bm)},
                                                  {"VKF_BN", glsl_uint(tiling.bn)},
                                                  {"VKF_BK", glsl_uint(tiling.bk)},
