@@ -50,7 +50,16 @@ namespace {
 // 197x768x3072 0.082 / 0.055 / 0.058, 197x768x768 0.023 / 0.018 / 0.021, 49x768x3072 0.045 / 0.033 /
 // 0.025, 196x384x1536 0.025 / 0.023 / 0.019, 784x192x768 0.023 / 0.017 / 0.021, 49x3072x768 0.022 /
 // 0.017 / 0.023: the tile that fills the GPU won each time.
-constexpr GemmTile kTiles[] = {{128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 32, 0, 4, 4, 1},
+// 128x256 with an 8x16 block per invocation (first in the table) halves the shared-memory reads of B per
+// FMA again; its 128 accumulators leave room for one workgroup per SM, so it takes part only where its
+// workgroups fill their last round on the GPU (wave_filled). H100, 2026-11-26, f32 TFLOP/s (128x128x16
+// 8x8 / 128x256x16 8x16; cuBLAS, TF32 off, 51.4 at 4096 and 8192, 50.3 at 2048): 4096^3 45.2 / 47.1,
+// 8192^3 45.9 / 47.4, 2048^3 44.6 / 46.9 (128 workgroups), 2048x4096x2048 45.1 / 47.1 (256),
+// 1576x2304x768 34.0 (64x64) / 39.4 (117); it lost where its last round ran part-empty: 3072^3 40.4 /
+// 35.5 (288 workgroups: 73% of 3 rounds), 1576x3072x768 30.5 (64x64) / 26.5 (156: 59%). 256x128 16x8
+// ran at 43.0 at 4096 (A's 16 rows per invocation read as four vec4s of shared memory each k), and
+// 128x256 8 deep (where 16 does not fit) at 33.7: only 16-deep slices of it take part.
+constexpr GemmTile kTiles[] = {{128, 256, 0, 8, 16, 1},  {128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 32, 0, 4, 4, 1},
                                {64, 64, 0, 8, 8, 2},     {32, 32, 0, 4, 4, 2},    {32, 32, 0, 4, 4, 1, 4},
                                {32, 32, 0, 4, 4, 1, 8},  {32, 32, 0, 4, 4, 1, 16}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
@@ -74,10 +83,21 @@ constexpr std::uint32_t kMaxSplitGroups = 16;
 // At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
 constexpr std::int64_t kSkinnyMaxRows = 4;
 
+std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Tiles of 128 accumulators per invocation or more: one workgroup per SM (registers).
+constexpr std::uint32_t kOneBlockPerSm = 128;
+// Such a tile competes where its workgroups fill at least this share of the rounds of kFillWorkgroups
+// they take (2048^3's 128 workgroups: 97%; 3072^3's 288: 73%).
+constexpr double kMinWaveShare = 0.85;
+
+bool wave_filled(std::int64_t workgroups) {
+  const std::int64_t rounds = div_up(workgroups, kFillWorkgroups);
+  return static_cast<double>(workgroups) >= kMinWaveShare * static_cast<double>(rounds * kFillWorkgroups);
+}
+
 // force_gemm_tile's setting.
 std::optional<GemmTile> g_forced_tile;
-
-std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::uint32_t slice_threads(const GemmTile& t) { return (t.bm / t.tm) * (t.bn / t.tn); }
 std::uint32_t tiled_threads(const GemmTile& t) { return slice_threads(t) * t.split; }
@@ -161,10 +181,13 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 //   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
 //              loads per FMA the larger it is; split K divides it by the slices or workgroups).
 // Tiles whose busy invocations reach kFillInvocations (or kFillWholeK for 8x8 blocks without split K in
-// at least one workgroup per SM) compete on reuse; when none does, the most busy invocations win, ties to more reuse. Remaining ties go to less
+// at least one workgroup per SM, and for 8x16 blocks whose rounds are filled) compete on reuse; when none
+// does, the most busy invocations win, ties to more reuse. 8x16 blocks take part only with their rounds
+// filled (wave_filled). Remaining ties go to less
 // padding, then to the larger tile (fewer loads per output: 128x128 over 64x64 8x8 on large squares),
 // then to the table's order. Split-K tiles take part only where K gives each slice or workgroup
-// kMinSplitSteps steps. H100 plan (48 KB): 2048^2 and up 128x128x16 (one stage); 1024^2 64x64x16 8x8 (16K
+// kMinSplitSteps steps. H100 plan (48 KB): 2048^2, 4096^2, 8192^2 128x256x16 (one stage; 3072^2, 73% of its
+// rounds, 128x128x16); 1024^2 64x64x16 8x8 (16K
 // invocations, filled without split K); convnext_tiny's 3136 x 384 outputs over K 96 64x64x16; vit_b_16's 197 x 768
 // outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 3072 ones 32x32x16 (38K);
 // convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM
@@ -206,10 +229,13 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
       if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
       if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
+      if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups))) continue;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
       const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
+      // A tile of one workgroup per SM got here with its rounds filled (wave_filled).
       const bool filled = busy >= static_cast<double>(kFillInvocations) ||
-                          (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= kFillWholeK && workgroups >= kFillWorkgroups);
+                          (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= kFillWholeK &&
+                           (workgroups >= kFillWorkgroups || c.tm * c.tn >= kOneBlockPerSm));
       const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
                         outputs * c.groups / static_cast<double>(workgroups * c.bm * c.bn),
                         static_cast<std::int64_t>(c.bm) * c.bn};

@@ -100,11 +100,12 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
   // 132 x 256 (8x8 blocks without split K: 2^14, in 132 workgroups or more) compete on outputs per invocation, else the most invocations win; split K (over slices of
   // a workgroup or over workgroups) where K gives each slice or workgroup two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
-  // the 128x128 tile 16 deep in one stage (on the H100 two stages cost it registers: tile_stages).
+  // the 128x128 tile 16 deep in one stage (on the H100 two stages cost it registers: tile_stages); the
+  // 128x256 one (8x16 blocks) where its workgroups fill their rounds of 132.
   const DevicePlan lavapipe = plan_with(32768, 1024), h100 = plan_with(49152, 1024);
   for (const DevicePlan& plan : {lavapipe, h100}) {
     CAPTURE(plan.shared_memory_bytes);
-    const std::string large = "tiled 128x128x16 1";
+    const std::string large = "tiled 128x256x16 1";
     CHECK(matmul_blocking({32, 129, 7}, {7, 129}, plan) == "tiled 32x32x16 2");  // 33K invocations of 4x4: the most
     CHECK(matmul_blocking({2, 4, 200, 33}, {4, 33, 200}, plan) == "tiled 32x32x16 2");  // K too short to split
     // Few outputs, long K: 32x32 tiles split over up to 16 workgroups, each part two steps or more.
@@ -112,7 +113,11 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({5, 130}, {130, 7}, plan) == "tiled 32x32x16 2 over 3 workgroups");  // 4 asked; parts of 48
     CHECK(matmul_blocking({8192, 8192}, {8192, 8192}, plan) == large);
     CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan) == large);
-    CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 65K invocations of 8x8: filled
+    CHECK(matmul_blocking({2048, 2048}, {2048, 2048}, plan) == large);  // 128 workgroups: 97% of a round
+    // 8x16 blocks (one workgroup per SM) only where their last round is 85% full: 3072^2 is 288 of 3 x 132.
+    CHECK(matmul_blocking({3072, 3072}, {3072, 3072}, plan) == "tiled 128x128x16 1");
+    CHECK(matmul_blocking({1576, 768}, {768, 2304}, plan) == large);  // vit_b_16 batch 8: 117 workgroups
+    CHECK(matmul_blocking({1576, 768}, {768, 3072}, plan) == "tiled 64x64x16 2");  // 156: 59% of 2 rounds
     // 8x8 blocks without split K: filled from 16K busy invocations in at least one workgroup per SM.
     CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, plan) == "tiled 64x64x16 2");  // 256 workgroups; 128x128: 64
     CHECK(matmul_blocking({3136, 96}, {96, 384}, plan) == "tiled 64x64x16 2");  // convnext_tiny: 18.8K, 294
@@ -158,7 +163,7 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   const ForcedTileReset reset;
   DevicePlan h100 = plan_with(49152, 1024);
   h100.subgroup_size = 32;
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x128x16 1");  // no coopmat
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 128x256x16 1");  // no coopmat
   h100.coopmat_f16 = true;
   // Large products: 128x128 tiles (1024 or 256 of them, each SM sub-partition busy); 1024^3: 64x64.
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "coopmat 128x128x64 2x2x1 of 128");
@@ -175,7 +180,7 @@ TEST_CASE("f16 MatMul picks the cooperative-matrix root where the device has one
   DevicePlan smaller = h100;
   smaller.shared_memory_bytes = 32768;
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, smaller, DType::kF16) == "coopmat 128x128x32 2x2x1 of 128");
-  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x128x16 1");
+  CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100) == "tiled 128x256x16 1");
   CHECK(matmul_blocking({1, 777}, {777, 50}, h100, DType::kF16) == "skinny 1x32");
   REQUIRE(force_gemm_tile(GemmTile{64, 64, 16, 8, 8}, h100).ok());
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, h100, DType::kF16) == "tiled 64x64x16 2");
@@ -267,7 +272,7 @@ TEST_CASE("f16 MatMul and Conv match their references with every cooperative-mat
 }
 
 // Every blocking on the small products of the cases, which the rule would give other tiles: 128x128x16
-// (one stage), 128x256 with 16 columns per invocation (which the rule never picks), and 64x64x16 in f16
+// (one stage), 128x256 with 16 columns per invocation (8 and 16 deep), and 64x64x16 in f16
 // too; and every split-K tile (32x32 4x4 with 2 and 4 slices, 8, 16, 32 and 64
 // deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; and split K
 // across 3, 4 (with 2 slices inside) and 16 workgroups per tile. MatMul's cases and Gemm's (every
@@ -276,7 +281,8 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   const ForcedTileReset reset;
   const DevicePlan& plan = gpu_context().impl()->plan;
   std::uint32_t seed = 900;
-  for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{64, 64, 16, 8, 8},
+  for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{128, 256, 16, 8, 16},
+                               GemmTile{64, 64, 16, 8, 8},
                                GemmTile{32, 32, 16, 4, 4, 2}, GemmTile{32, 32, 16, 4, 4, 4}, GemmTile{32, 32, 8, 4, 4, 4},
                                GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}, GemmTile{32, 32, 32, 4, 4, 2},
                                GemmTile{32, 32, 32, 4, 4, 4}, GemmTile{32, 32, 64, 4, 4, 4},
