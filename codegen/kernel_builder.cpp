@@ -76,6 +76,7 @@ Status check_spec(const KernelSpec& spec) {
         return fail("a load's value is an element it does not compute");
       if (!load.element) continue;
       if (++elements > 1) return fail("more than one load computes an element");
+      if (!spec.kernel_element.empty()) return fail("a root with its own element computes none in its loads");
       if (load.element->shape != input.shape)
         return fail("an element of shape " + shape_to_string(load.element->shape) + " for an argument of shape " +
                     shape_to_string(input.shape));
@@ -329,7 +330,14 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     }
   if (spec.is_kernel()) {
     VKFUSE_ASSIGN_OR_RETURN(std::string body, kernel_root_body(spec, pre, loads, post, first_output_binding));
-    src << body << "// ---- " << root_path << "\n" << root;
+    src << body;
+    if (!spec.kernel_element.empty()) {
+      // The root's own element template, over the root's inputs (KernelLaunch::element).
+      for (std::size_t k = 0; k < spec.inputs.size(); ++k) src << "#define VKF_E_IN" << k << "(i) VKF_IN" << k << "(i)\n";
+      VKFUSE_ASSIGN_OR_RETURN(std::string_view element, find_shader(spec.kernel_element));
+      src << "// ---- " << spec.kernel_element << "\n" << element << "\n";
+    }
+    src << "// ---- " << root_path << "\n" << root;
     return src.str();
   }
   std::ostringstream declarations;

@@ -133,6 +133,7 @@ struct KernelSpec {
   // contiguous `inputs` through VKF_IN<k>(i) and writes outputs[0] through VKF_OUT0(i, v).
   std::string kernel_root;                                          // "roots/gemm_tiled.glsl"
   std::vector<std::pair<std::string, std::string>> kernel_defines;  // the op's constants
+  std::string kernel_element;  // KernelLaunch::element: placed before the root, over the root's inputs
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
   std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
   // Split K across workgroups (KernelLaunch says how): two more bindings after the outputs, the

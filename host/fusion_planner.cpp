@@ -353,7 +353,8 @@ class Planner {
 
   // Elements in loads (tensor -> element -> tensor): an anchor's input chain may also run through the
   // post chain of a kernel group whose anchor computes its elements alone (OpDef::element: a depthwise
-  // Conv), ending at that anchor, which is then evaluated in the consumer's loads, element by element:
+  // Conv, a MaxPool or AveragePool), ending at that anchor, which is then evaluated in the consumer's
+  // loads, element by element:
   //   x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ y   => [Conv -> Clip -> Conv]   (one dispatch)
   // Only where that whole group is recomputed there (its values read by this chain alone), the consumer's
   // template loads each element of that input a known, small number of times (KernelLaunch::input_reads)
@@ -407,7 +408,18 @@ class Planner {
   // Whether `element`, the anchor of its group, with its post chain in `chain` may be evaluated in the
   // loads of anchor n's input k: it has that input's shape (the element's index is the argument's), n
   // reads the chain through that input alone (one element per kernel), every value of the element's
-  // group is read by the chain (or n) alone, and the recomputation stays within kElementLoadBudget.
+  // group is read by the chain (or n) alone, the element's stored inputs other than constants are read
+  // by it alone, and the recomputation stays within kElementLoadBudget. An element whose input other
+  // groups read too keeps its dispatch: the scheduler runs it beside theirs, between the same barriers,
+  // so computing it in the loads saves no barrier and lengthens the consumer. H100, 2026-11-26, fp32
+  // batch 1 fused ms with pools as elements: googlenet (each inception block's MaxPool reads the
+  // block's input with three 1x1 Convs) 0.435 -> 0.452 in the loads of its branch's Conv, 72 -> 65
+  // dispatches, 26 barriers either way; squeezenet1_1 (MaxPool -> the next fire module's squeeze Conv,
+  // its input read by the pool alone) 0.179 -> 0.176, 31 -> 29 dispatches. With this rule, against
+  // pools as elements without it: googlenet 0.433 (72 dispatches again), squeezenet1_1 0.176;
+  // shufflenet_v2_x1_0's stride-2 units keep the depthwise Conv of the branch that shares its input
+  // with the other branch's 1x1 Conv: 0.325 -> 0.323 (74 -> 76 dispatches); batch 8 and fp16 within 1%.
+  //   (tests/unit "elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's loads")
   bool element_fits(NodeId element, float cost, const std::set<NodeId>& chain, NodeId n, std::size_t k) const {
     const std::vector<ValueId>& args = graph_.node(n).inputs;
     if (graph_.value(graph_.node(element).output).shape != graph_.value(args[k]).shape) return false;
@@ -424,6 +436,10 @@ class Planner {
     for (NodeId q : drafts_[static_cast<std::size_t>(home)].nodes)
       if (group_of_[static_cast<std::size_t>(q)] == home && !chain.count(q)) return false;
     if (shape_numel(graph_.value(graph_.node(element).output).shape) > kElementMaxOutputs) return false;
+    for (ValueId u : graph_.node(element).inputs) {
+      const Value& input = graph_.value(u);
+      if (!input.constant && input.consumers.size() > 1) return false;  // its dispatch runs beside theirs
+    }
     const std::int64_t reads = input_reads(n, k, cost);
     return reads > 0 && static_cast<float>(reads) * cost <= kElementLoadBudget;
   }

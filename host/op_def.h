@@ -67,6 +67,11 @@ using KernelInfer = Result<TensorInfo> (*)(std::span<const TensorInfo> inputs, c
 // f32/f16), and finds every define given here plus VKF_WORKGROUP_SIZE.
 struct KernelLaunch {
   std::string root;                                          // "roots/matmul.glsl"
+  // An element template (shaders/elements/, as ElementLaunch's) placed before the root, which computes
+  // each output with vkf_element(i); the template reads the root's inputs (VKF_E_IN<k> is VKF_IN<k>)
+  // and finds its VKF_E_* constants among `defines`. The op's own dispatch and a consumer's loads then
+  // share one formula (roots/pool2d.glsl). Such a root takes no element in its loads. Empty: none.
+  std::string element;
   std::vector<std::pair<std::string, std::string>> defines;  // {"VKF_M", "128u"}, ...
   std::uint32_t workgroup_size = 256;                        // local_size_x
   std::array<std::uint32_t, 3> workgroups{1, 1, 1};          // within the device's limits

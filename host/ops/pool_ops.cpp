@@ -1,5 +1,5 @@
 // MaxPool, AveragePool (ONNX, 2-D, NCHW) on roots/pool2d.glsl: one invocation per output element, fp32
-// accumulation. GlobalAveragePool and GlobalMaxPool (any spatial rank) are composites: ReduceMean and
+// accumulation; their elements alone (elements/pool2d.glsl) run in the loads of a 1x1 Conv after them. GlobalAveragePool and GlobalMaxPool (any spatial rank) are composites: ReduceMean and
 // ReduceMax over every spatial axis, which run on the parallel reduce root and fuse with the chains
 // around them (a squeeze-excite block's pooling reads 112x112 planes: one invocation per plane would
 // add them up serially). Their references stay here, with the windowed pools'.
@@ -75,34 +75,56 @@ Result<TensorInfo> infer_pool(std::span<const TensorInfo> in, const OpAttrs& att
   return TensorInfo{s.out, in[0].dtype};
 }
 
+// The window's constants (VKF_E_*, elements/pool2d.glsl's), for the root and for a consumer's loads.
+std::vector<std::pair<std::string, std::string>> pool_defines(PoolKind kind, const PoolShape& s) {
+  const WindowAxis& ah = s.axes[0];
+  const WindowAxis& aw = s.axes[1];
+  const std::pair<const char*, std::string> values[] = {{"H", glsl_int(s.h)},
+                                                        {"W", glsl_int(s.w)},
+                                                        {"OH", glsl_uint(s.oh)},
+                                                        {"OW", glsl_uint(s.ow)},
+                                                        {"KH", glsl_int(ah.kernel)},
+                                                        {"KW", glsl_int(aw.kernel)},
+                                                        {"SH", glsl_int(ah.stride)},
+                                                        {"SW", glsl_int(aw.stride)},
+                                                        {"DH", glsl_int(ah.dilation)},
+                                                        {"DW", glsl_int(aw.dilation)},
+                                                        {"PT", glsl_int(ah.pad_begin)},
+                                                        {"PL", glsl_int(aw.pad_begin)},
+                                                        {"H_END", glsl_int(s.h + ah.pad_end)},
+                                                        {"W_END", glsl_int(s.w + aw.pad_end)},
+                                                        {"POOL_MAX", is_max(kind) ? "1" : "0"},
+                                                        {"COUNT_INCLUDE_PAD", s.count_include_pad ? "1" : "0"}};
+  std::vector<std::pair<std::string, std::string>> defines;
+  for (const auto& [name, value] : values) defines.emplace_back(std::string("VKF_E_") + name, value);
+  return defines;
+}
+
 template <PoolKind kKind>
 Result<KernelLaunch> launch_pool(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(PoolShape s, pool_shape(kKind, in[0], attrs));
-  const WindowAxis& ah = s.axes[0];
-  const WindowAxis& aw = s.axes[1];
   KernelLaunch launch;
   launch.root = "roots/pool2d.glsl";
+  launch.element = "elements/pool2d.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
-  launch.defines = {{"VKF_PLANES", glsl_uint(s.planes)},
-                    {"VKF_H", glsl_int(s.h)},
-                    {"VKF_W", glsl_int(s.w)},
-                    {"VKF_OH", glsl_uint(s.oh)},
-                    {"VKF_OW", glsl_uint(s.ow)},
-                    {"VKF_KH", glsl_int(ah.kernel)},
-                    {"VKF_KW", glsl_int(aw.kernel)},
-                    {"VKF_SH", glsl_int(ah.stride)},
-                    {"VKF_SW", glsl_int(aw.stride)},
-                    {"VKF_DH", glsl_int(ah.dilation)},
-                    {"VKF_DW", glsl_int(aw.dilation)},
-                    {"VKF_PT", glsl_int(ah.pad_begin)},
-                    {"VKF_PL", glsl_int(aw.pad_begin)},
-                    {"VKF_H_END", glsl_int(s.h + ah.pad_end)},
-                    {"VKF_W_END", glsl_int(s.w + aw.pad_end)},
-                    {"VKF_POOL_MAX", is_max(kKind) ? "1" : "0"},
-                    {"VKF_COUNT_INCLUDE_PAD", s.count_include_pad ? "1" : "0"}};
+  launch.defines = {{"VKF_OUTPUTS", glsl_uint(s.planes * s.oh * s.ow)}};
+  for (auto& define : pool_defines(kKind, s)) launch.defines.push_back(std::move(define));
   launch.workgroups = {grid_for(s.planes * s.oh * s.ow, launch.workgroup_size, device), 1, 1};
   return launch;
+}
+
+// A pool's output element alone (shaders/elements/pool2d.glsl), for a consumer's loads (a MaxPool
+// computed in the loads of the 1x1 Conv after it: googlenet's pool branches, squeezenet's fire
+// modules); its cost is its window's taps.
+template <PoolKind kKind>
+Result<ElementLaunch> pool_element(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(PoolShape s, pool_shape(kKind, in[0], attrs));
+  ElementLaunch element;
+  element.root = "elements/pool2d.glsl";
+  element.defines = pool_defines(kKind, s);
+  element.cost = static_cast<float>(s.axes[0].kernel * s.axes[1].kernel);
+  return element;
 }
 
 // One axis of a window: the input positions it reads, and how many of its taps lie inside the padded
@@ -172,7 +194,7 @@ Result<Tensor> expand_global_pool(GraphBuilder& b, std::span<const Tensor> in, c
   {.name = op_name, .kind = OpKind::kKernel, .arity = 1, .input_class = {InputClass::kFloat},                        \
    .type_rule = TypeRule::kSameAsFirst, .attrs = op_attrs, .cost = 0.0f, .tolerance = Tolerance::kExact,             \
    .domain = kDomain, .list_attrs = op_lists, .infer = infer_pool<op_kind>, .launch = launch_pool<op_kind>,          \
-   .reference_kernel = reference_pool<op_kind>}
+   .reference_kernel = reference_pool<op_kind>, .element = pool_element<op_kind>}
 
 const OpDef kPoolOps[] = {
     VKFUSE_POOL_ROW("MaxPool", PoolKind::kMax, kMaxPoolAttrs, kMaxPoolLists),

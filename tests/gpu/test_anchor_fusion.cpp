@@ -88,18 +88,23 @@ TEST_CASE("batched MatMul -> SiLU written as x * Sigmoid(x): a DAG in the store 
 }
 
 TEST_CASE("pooling -> Clip, and anchors in a row each take their own chain") {
-  //   x ─ Conv ─ Relu ─ MaxPool ─ Clip ─ Conv ─ Neg ─ y   => 3 dispatches fused, 6 unfused
-  GraphBuilder b;
-  const Tensor x = b.input("x", {1, 7, 10, 9}), w1 = b.input("w1", {13, 7, 3, 3}), w2 = b.input("w2", {5, 13, 1, 1});
-  const Tensor c1 = b.op("Relu", {b.op("Conv", {x, w1}, {{"pads", Ints{1, 1, 1, 1}}})});
-  const Tensor pool = b.op("MaxPool", {c1}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
-  const Tensor clipped = b.op("Clip", {pool}, {{"min", -0.5f}, {"max", 0.5f}});
-  b.output(b.op("Neg", {b.op("Conv", {clipped, w2})}), "y");
-  const Graph graph = build(b);
-  const FusionOutcome o = check_fused_unfused(
-      graph, random_feeds({{"x", {1, 7, 10, 9}}, {"w1", {13, 7, 3, 3}}, {"w2", {5, 13, 1, 1}}}, 9, kUnit), 1e-5, 1e-4);
-  CHECK(o.fused_dispatches == 3);
-  CHECK(o.unfused_dispatches == 6);
+  //   x ─ Conv ─ Relu ─ MaxPool ─ Clip ─ Conv(k x k) ─ Neg ─ y   => 6 dispatches unfused; fused, a 3x3 Conv
+  //   after: 3 ([Conv -> Relu] [MaxPool -> Clip] [Conv -> Neg]); a 1x1 Conv after: 2, the pool and its
+  //   Clip computed in the 1x1 Conv's loads ([MaxPool -> Clip -> Conv -> Neg])
+  for (const std::int64_t k : {3, 1}) {
+    CAPTURE(k);
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, 7, 10, 9}), w1 = b.input("w1", {13, 7, 3, 3}), w2 = b.input("w2", {5, 13, k, k});
+    const Tensor c1 = b.op("Relu", {b.op("Conv", {x, w1}, {{"pads", Ints{1, 1, 1, 1}}})});
+    const Tensor pool = b.op("MaxPool", {c1}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+    const Tensor clipped = b.op("Clip", {pool}, {{"min", -0.5f}, {"max", 0.5f}});
+    b.output(b.op("Neg", {b.op("Conv", {clipped, w2})}), "y");
+    const Graph graph = build(b);
+    const FusionOutcome o = check_fused_unfused(
+        graph, random_feeds({{"x", {1, 7, 10, 9}}, {"w1", {13, 7, 3, 3}}, {"w2", {5, 13, k, k}}}, 9, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == (k == 3 ? 3u : 2u));
+    CHECK(o.unfused_dispatches == 6);
+  }
 }
 
 }  // namespace vkfuse::testing
@@ -412,6 +417,51 @@ TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Con
       const bool coopmat = f16 && gpu_context().impl()->plan.coopmat_f16;
       CHECK(o.fused_dispatches == (coopmat ? 2u : 1u));
       CHECK(o.unfused_dispatches == (c.clip ? 4u : 3u));
+    }
+  }
+}
+
+TEST_CASE("elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's loads, f32 and f16") {
+  // x ─ MaxPool / AveragePool ─ Conv(1x1, bias) ─ Relu ─ y: one dispatch, the pooled tensor never stored.
+  // Windows with padding, strides, dilation, ceil_mode (a window past the end pad) and count_include_pad;
+  // odd channel counts; 96 channels split K across workgroups on the f32 implicit GEMM.
+  struct Case {
+    const char* op;
+    std::int64_t n, c, h, w, m;
+    std::vector<Attr> window;
+  };
+  const Case cases[] = {
+      {"MaxPool", 1, 13, 9, 8, 7, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}}},
+      {"MaxPool", 2, 7, 11, 10, 13,
+       {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 0, 0, 1}}, {"dilations", Ints{2, 1}},
+        {"ceil_mode", 1.0f}}},
+      {"AveragePool", 1, 13, 10, 9, 5,
+       {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"ceil_mode", 1.0f},
+        {"count_include_pad", 1.0f}}},
+      {"AveragePool", 2, 96, 6, 7, 9, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{0, 1, 0, 1}}}},
+  };
+  std::uint32_t seed = 920;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases) {
+      const std::string what = std::string(dtype_name(dtype)) + " " + c.op + " n" + std::to_string(c.n) + " c" + std::to_string(c.c);
+      CAPTURE(what);
+      const Shape xs{c.n, c.c, c.h, c.w}, ws{c.m, c.c, 1, 1};
+      GraphBuilder b;
+      const Tensor x = b.input("x", xs, dtype);
+      const Tensor pooled = b.op(c.op, {x}, c.window);
+      b.output(b.op("Relu", {b.op("Conv", {pooled, b.input("w", ws, dtype), b.input("bias", {c.m}, dtype)})}), "y");
+      const Graph graph = build(b);
+      std::mt19937 rng(seed++);
+      std::map<std::string, HostTensor> feeds;
+      feeds.emplace("x", random_tensor(xs, dtype, kUnit, rng));
+      feeds.emplace("w", random_tensor(ws, dtype, kUnit, rng));
+      feeds.emplace("bias", random_tensor({c.m}, dtype, kUnit, rng));
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      // The cooperative-matrix root (f16 where the device has it) takes no elements in its loads.
+      const bool coopmat = f16 && gpu_context().impl()->plan.coopmat_f16;
+      CHECK(o.fused_dispatches == (coopmat ? 2u : 1u));
+      CHECK(o.unfused_dispatches == 3u);
     }
   }
 }

@@ -409,6 +409,45 @@ TEST_CASE("elements in loads: a depthwise Conv runs in the pointwise Conv's load
   }
 }
 
+TEST_CASE("elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's loads") {
+  //   x ─ MaxPool(3x3, stride 1, pad 1) ─ Conv(1x1) ─ Relu ─ y   => [MaxPool -> Conv -> Relu] (googlenet's
+  //   pool branch; squeezenet's MaxPool before a fire module's squeeze Conv)
+  using Ints = std::vector<std::int64_t>;
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 13, 9, 9});
+  const Tensor pooled =
+      b.op("MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}});
+  SUBCASE("the pool is read by the Conv alone: one dispatch, the pooled tensor never stored") {
+    b.output(b.op("Relu", {b.op("Conv", {pooled, b.input("w", {7, 13, 1, 1})})}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "MaxPool -> Conv -> Relu");
+    CHECK(names(graph, p.groups[0].inputs) == "x, w");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "MaxPool | Conv | Relu");
+  }
+  SUBCASE("an AveragePool of stride 2 too") {
+    const Tensor x2 = b.input("x2", {1, 13, 9, 9});
+    const Tensor avg = b.op("AveragePool", {x2}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+    b.output(b.op("Conv", {avg, b.input("w", {5, 13, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "AveragePool -> Conv");
+  }
+  SUBCASE("a pooled tensor read by two consumers is stored once") {
+    b.output(b.op("Conv", {pooled, b.input("w", {7, 13, 1, 1})}), "y");
+    b.output(b.op("Conv", {pooled, b.input("w2", {5, 13, 1, 1})}), "z");
+    CHECK(labels_of(plan(build_graph(b))) == "MaxPool | Conv | Conv");
+  }
+  SUBCASE("a pool whose input another group reads too keeps its dispatch (it runs beside that group)") {
+    //   x ─ MaxPool ─ Conv(1x1) ─ y; x ─ Conv(1x1) ─ z   (googlenet's inception branches)
+    b.output(b.op("Conv", {pooled, b.input("w", {7, 13, 1, 1})}), "y");
+    b.output(b.op("Conv", {x, b.input("w2", {5, 13, 1, 1})}), "z");
+    CHECK(labels_of(plan(build_graph(b))) == "MaxPool | Conv | Conv");
+  }
+  SUBCASE("a 3x3 Conv loads each element once per tap: 9 x 9 is past the budget, the pool is stored") {
+    b.output(b.op("Conv", {pooled, b.input("w", {7, 13, 3, 3})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "MaxPool | Conv");
+  }
+}
+
 TEST_CASE("elements in loads: only a chain of the element's own shape, and plain chains stay as they were") {
   using Ints = std::vector<std::int64_t>;
   SUBCASE("an Add that broadcasts the depthwise result to a larger shape reads it stored") {

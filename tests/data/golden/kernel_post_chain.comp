@@ -22,23 +22,23 @@ float op_add(float a, float b) { return a + b; }
 // Relu: y = max(0, x)
 float op_relu(float x) { return max(x, 0.0); }
 
-#define VKF_PLANES 3u
-#define VKF_H 6
-#define VKF_W 5
-#define VKF_OH 3u
-#define VKF_OW 2u
-#define VKF_KH 2
-#define VKF_KW 2
-#define VKF_SH 2
-#define VKF_SW 2
-#define VKF_DH 1
-#define VKF_DW 1
-#define VKF_PT 0
-#define VKF_PL 0
-#define VKF_H_END 6
-#define VKF_W_END 5
-#define VKF_POOL_MAX 1
-#define VKF_COUNT_INCLUDE_PAD 0
+#define VKF_OUTPUTS 18u
+#define VKF_E_H 6
+#define VKF_E_W 5
+#define VKF_E_OH 3u
+#define VKF_E_OW 2u
+#define VKF_E_KH 2
+#define VKF_E_KW 2
+#define VKF_E_SH 2
+#define VKF_E_SW 2
+#define VKF_E_DH 1
+#define VKF_E_DW 1
+#define VKF_E_PT 0
+#define VKF_E_PL 0
+#define VKF_E_H_END 6
+#define VKF_E_W_END 5
+#define VKF_E_POOL_MAX 1
+#define VKF_E_COUNT_INCLUDE_PAD 0
 layout(std430, set = 0, binding = 0) restrict readonly buffer VkfBuf0 { float d[]; } vkf_b0;
 layout(std430, set = 0, binding = 1) restrict readonly buffer VkfBuf1 { float d[]; } vkf_b1;
 layout(std430, set = 0, binding = 2) restrict readonly buffer VkfBuf2 { float d[]; } vkf_b2;
@@ -91,64 +91,72 @@ void vkf_store0_x4(uint i, vec4 v) {
   vkf_out1v.d[i / 4u] = vec4(o1_0, o1_1, o1_2, o1_3);
 }
 #define VKF_OUT0_X4(i, v) vkf_store0_x4((i), (v))
+#define VKF_E_IN0(i) VKF_IN0(i)
+// ---- elements/pool2d.glsl
+// Element of a MaxPool or AveragePool (2-D, over planes), alone: output element i = Y[plane, oh, ow],
+// the max or the fp32 sum of the window's taps inside the input (roots/pool2d.glsl gives the divisor),
+// for a consumer kernel that computes it where it loads it (KernelElement) and for the pool's own root,
+// which stores each. The window is a loop (a 7x7 or larger one stays small code). X is VKF_E_IN0.
+// Defines (u: uint, else int): VKF_E_OH u, VKF_E_OW u, VKF_E_H, VKF_E_W, VKF_E_KH, VKF_E_KW, VKF_E_SH,
+// VKF_E_SW, VKF_E_DH, VKF_E_DW, VKF_E_PT, VKF_E_PL, VKF_E_H_END, VKF_E_W_END, VKF_E_POOL_MAX (0/1),
+// VKF_E_COUNT_INCLUDE_PAD (0/1).
+float vkf_element(uint i) {
+  const uint ow = i % VKF_E_OW;
+  const uint oh = (i / VKF_E_OW) % VKF_E_OH;
+  const uint x_plane = (i / (VKF_E_OW * VKF_E_OH)) * uint(VKF_E_H * VKF_E_W);
+  const int ih0 = int(oh) * VKF_E_SH - VKF_E_PT;
+  const int iw0 = int(ow) * VKF_E_SW - VKF_E_PL;
+#if VKF_E_POOL_MAX
+  float acc = VKF_F32(0xff7fffffu);  // -FLT_MAX
+#else
+  float acc = 0.0;
+#endif
+  int rows_inside = 0, rows_padded = 0, cols_inside = 0, cols_padded = 0;
+  for (int kw = 0; kw < VKF_E_KW; ++kw) {
+    const int iw = iw0 + kw * VKF_E_DW;
+    cols_padded += iw < VKF_E_W_END ? 1 : 0;
+    cols_inside += uint(iw) < uint(VKF_E_W) ? 1 : 0;
+  }
+  for (int kh = 0; kh < VKF_E_KH; ++kh) {
+    const int ih = ih0 + kh * VKF_E_DH;
+    rows_padded += ih < VKF_E_H_END ? 1 : 0;
+    if (uint(ih) >= uint(VKF_E_H)) continue;
+    ++rows_inside;
+    for (int kw = 0; kw < VKF_E_KW; ++kw) {
+      const int iw = iw0 + kw * VKF_E_DW;
+      if (uint(iw) >= uint(VKF_E_W)) continue;
+      const float v = VKF_E_IN0(x_plane + uint(ih * VKF_E_W + iw));
+#if VKF_E_POOL_MAX
+      acc = max(acc, v);
+#else
+      acc += v;
+#endif
+    }
+  }
+#if !VKF_E_POOL_MAX
+#if VKF_E_COUNT_INCLUDE_PAD
+  const int count = rows_padded * cols_padded;
+#else
+  const int count = rows_inside * cols_inside;
+#endif
+  if (rows_inside > 0 && cols_inside > 0) acc /= float(count);
+#endif
+  return acc;
+}
+
 // ---- roots/pool2d.glsl
-// Pool root (straightforward, 2-D over planes): one invocation per output element Y[plane, oh, ow], the
-// max or the fp32 sum of the window's taps that fall inside the input. A global pool is the window
-// 1 x (whole flattened spatial extent).
-// Average divisor: the taps inside the input, or with VKF_COUNT_INCLUDE_PAD the taps inside the padded
-// input (rows < VKF_H_END, columns < VKF_W_END; a ceil_mode window may reach past both). A window with
-// no input tap yields -FLT_MAX (max) or 0 (average).
-// Defines (u: uint, else int): VKF_PLANES u, VKF_H, VKF_W, VKF_OH u, VKF_OW u, VKF_KH, VKF_KW, VKF_SH,
-// VKF_SW, VKF_DH, VKF_DW, VKF_PT, VKF_PL, VKF_H_END, VKF_W_END, VKF_POOL_MAX (0/1),
-// VKF_COUNT_INCLUDE_PAD (0/1).
+// Pool root (2-D over planes): one invocation per output element Y[plane, oh, ow], computed by
+// elements/pool2d.glsl's vkf_element (KernelLaunch::element: the code generator places it before this
+// root, reading VKF_IN0), the formula a consumer's loads run too: the max or the fp32 sum of the
+// window's taps inside the input. A global pool is the window 1 x (whole flattened spatial extent).
+// Average divisor: the taps inside the input, or with VKF_E_COUNT_INCLUDE_PAD the taps inside the padded
+// input (rows < VKF_E_H_END, columns < VKF_E_W_END; a ceil_mode window may reach past both). A window
+// with no input tap yields -FLT_MAX (max) or 0 (average).
+// Defines: VKF_OUTPUTS u (planes x OH x OW), and elements/pool2d.glsl's.
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
 void main() {
-  const uint total = VKF_PLANES * VKF_OH * VKF_OW;
   const uint stride = gl_NumWorkGroups.x * uint(VKF_WORKGROUP_SIZE);
-  for (uint o = gl_GlobalInvocationID.x; o < total; o += stride) {
-    const uint ow = o % VKF_OW;
-    const uint oh = (o / VKF_OW) % VKF_OH;
-    const uint plane = o / (VKF_OW * VKF_OH);
-    const uint x_plane = plane * uint(VKF_H * VKF_W);
-    const int ih0 = int(oh) * VKF_SH - VKF_PT;
-    const int iw0 = int(ow) * VKF_SW - VKF_PL;
-#if VKF_POOL_MAX
-    float acc = VKF_F32(0xff7fffffu);  // -FLT_MAX
-#else
-    float acc = 0.0;
-#endif
-    int rows_inside = 0, rows_padded = 0, cols_inside = 0, cols_padded = 0;
-    for (int kw = 0; kw < VKF_KW; ++kw) {
-      const int iw = iw0 + kw * VKF_DW;
-      cols_padded += iw < VKF_W_END ? 1 : 0;
-      cols_inside += iw >= 0 && iw < VKF_W ? 1 : 0;
-    }
-    for (int kh = 0; kh < VKF_KH; ++kh) {
-      const int ih = ih0 + kh * VKF_DH;
-      rows_padded += ih < VKF_H_END ? 1 : 0;
-      if (ih < 0 || ih >= VKF_H) continue;
-      ++rows_inside;
-      for (int kw = 0; kw < VKF_KW; ++kw) {
-        const int iw = iw0 + kw * VKF_DW;
-        if (iw < 0 || iw >= VKF_W) continue;
-        const float v = VKF_IN0(x_plane + uint(ih * VKF_W + iw));
-#if VKF_POOL_MAX
-        acc = max(acc, v);
-#else
-        acc += v;
-#endif
-      }
-    }
-#if !VKF_POOL_MAX
-#if VKF_COUNT_INCLUDE_PAD
-    const int count = rows_padded * cols_padded;
-#else
-    const int count = rows_inside * cols_inside;
-#endif
-    if (rows_inside > 0 && cols_inside > 0) acc /= float(count);
-#endif
-    VKF_OUT0(o, acc);
-  }
+  for (uint o = gl_GlobalInvocationID.x; o < VKF_OUTPUTS; o += stride) VKF_OUT0(o, vkf_element(o));
 }
