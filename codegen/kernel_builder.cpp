@@ -9,6 +9,7 @@
 #include "codegen/broadcast_map.h"
 #include "codegen/glsl_types.h"
 #include "codegen/kernel_root.h"
+#include "codegen/vector_root.h"
 #include "codegen/kernel_stage.h"
 #include "codegen/shader_library.h"
 
@@ -47,12 +48,52 @@ Status check_operands(const KernelSpec& spec, const std::vector<KernelOp>& ops, 
   return {};
 }
 
+// A vector root: whole contiguous inputs, one output of the last stage's values, stages that index
+// inputs that exist and chains whose operands do.
+Status check_vector_spec(const KernelSpec& spec) {
+  auto fail = [&](const std::string& what) {
+    return make_error(ErrorCode::kInternal, "group '" + spec.label + "': " + what);
+  };
+  if (spec.is_kernel() || spec.is_reduce() || !spec.ops.empty() || !spec.post_ops.empty() || !spec.loads.empty())
+    return fail("a vector root has no other root's stages");
+  if (spec.images <= 0 || spec.inputs.empty() || spec.outputs.size() != 1 || spec.outputs[0].placement.slice != 0 ||
+      spec.outputs[0].placement.offset != 0)
+    return fail("a vector root reads its source and stores one output, whole");
+  for (const KernelInput& input : spec.inputs)
+    if (input.is_literal || !input.strides.empty() || input.offset != 0 || input.chunk_elements != 0)
+      return fail("a vector root reads whole contiguous tensors of one binding");
+  const auto in_range = [&](int k) { return k >= 0 && static_cast<std::size_t>(k) < spec.inputs.size(); };
+  for (std::size_t j = 0; j < spec.vector_stages.size(); ++j) {
+    const VectorStage& s = spec.vector_stages[j];
+    if (s.rows <= 0 || s.length <= 0 || shape_numel(s.shape) != spec.images * s.rows)
+      return fail("vector stage " + std::to_string(j) + " has " + std::to_string(s.rows) + " rows for shape " +
+                  shape_to_string(s.shape));
+    if (s.kind == VectorStage::Kind::kReduce ? j != 0 : !in_range(s.weight) || (s.bias >= 0 && !in_range(s.bias)))
+      return fail("vector stage " + std::to_string(j) + " reads inputs it does not have");
+    if (j > 0 && spec.vector_stages[j - 1].rows != s.length)
+      return fail("vector stage " + std::to_string(j) + " folds rows of " + std::to_string(s.length) + ", the stage before has " +
+                  std::to_string(spec.vector_stages[j - 1].rows));
+    for (const KernelInput& input : s.post_inputs)
+      if (!input.is_literal && !broadcasts_to(input.shape, s.shape))
+        return fail("a stage input of shape " + shape_to_string(input.shape) + " does not broadcast to " +
+                    shape_to_string(s.shape));
+    VKFUSE_TRY(check_operands(spec, s.post_ops, s.post_inputs.size(), 1));
+    const std::size_t limit = s.value.source == KernelOperand::Source::kOp      ? s.post_ops.size()
+                              : s.value.source == KernelOperand::Source::kInput ? s.post_inputs.size()
+                                                                                : 1;
+    if (s.value.index < 0 || static_cast<std::size_t>(s.value.index) >= limit)
+      return fail("vector stage " + std::to_string(j) + " yields a value it does not compute");
+  }
+  return {};
+}
+
 Status check_spec(const KernelSpec& spec) {
   auto fail = [&](const std::string& what) {
     return make_error(ErrorCode::kInternal, "group '" + spec.label + "': " + what);
   };
   if (spec.outputs.empty()) return fail("no outputs");
   if (shape_numel(spec.domain) <= 0) return fail("empty domain " + shape_to_string(spec.domain));
+  if (spec.is_vector()) return check_vector_spec(spec);
   if (spec.is_kernel()) {
     for (const KernelInput& input : spec.inputs)
       if (input.is_literal || !input.strides.empty() || input.offset != 0)
@@ -248,12 +289,16 @@ uint32_t count_bindings(const KernelSpec& spec) {
   make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
   for (const KernelLoad& load : spec.loads) make_load_stages(load, {}, shared, next_binding);
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
+  for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
+    make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops, spec.vector_stages[j].shape,
+               "s" + std::to_string(j), shared, next_binding);
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size()) +
          (spec.split_counters > 0 ? 2u : 0u);
 }
 
 std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {
   if (spec.is_kernel()) return {spec.kernel_workgroups[0], spec.kernel_workgroups[1], spec.kernel_workgroups[2]};
+  if (spec.is_vector()) return {static_cast<std::uint64_t>(spec.images), 1, 1};
   if (spec.is_reduce()) return {static_cast<std::uint64_t>(shape_numel(spec.domain) / reduce_inner(spec)), 1, 1};
   return {(elementwise_num_vectors(shape_numel(spec.domain)) + spec.workgroup_size - 1) / spec.workgroup_size, 1, 1};
 }
@@ -269,6 +314,10 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
     if (const int l = spec.inputs[k].load; l >= 0)
       loads.push_back(make_load_stages(spec.loads[static_cast<std::size_t>(l)], spec.inputs[k].shape, shared, next_binding));
   const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
+  std::vector<Stage> vector_stages;
+  for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
+    vector_stages.push_back(make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops,
+                                       spec.vector_stages[j].shape, "s" + std::to_string(j), shared, next_binding));
   const int first_output_binding = next_binding;
 
   bool uses_f16 = false, uses_u8 = false;
@@ -283,11 +332,15 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       for (const KernelInput& input : load.element->inputs) note(input.dtype);
   }
   for (const KernelInput& input : spec.post_inputs) if (!input.is_literal) note(input.dtype);
+  for (const VectorStage& stage : spec.vector_stages)
+    for (const KernelInput& input : stage.post_inputs) if (!input.is_literal) note(input.dtype);
   for (const KernelOutput& output : spec.outputs) note(output.dtype);
 
   VKFUSE_ASSIGN_OR_RETURN(std::string_view prelude, find_shader("common/prelude.glsl"));
-  const std::string root_path =
-      spec.is_kernel() ? spec.kernel_root : spec.is_reduce() ? "roots/reduce.glsl" : "roots/elementwise.glsl";
+  const std::string root_path = spec.is_kernel()   ? spec.kernel_root
+                                : spec.is_vector() ? "roots/vector_chain.glsl"
+                                : spec.is_reduce() ? "roots/reduce.glsl"
+                                                   : "roots/elementwise.glsl";
   VKFUSE_ASSIGN_OR_RETURN(std::string_view root, find_shader(root_path));
 
   const std::int64_t numel = shape_numel(spec.domain);
@@ -304,11 +357,15 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   src << "// vkfuse group: " << spec.label << "\n";
   src << "// " << (spec.is_kernel() ? "output " : "domain ") << shape_to_string(spec.domain);
   if (spec.is_reduce()) src << " reduced to " << shape_to_string(spec.reduced);
-  src << ", " << spec.ops.size() + spec.reductions.size() + spec.post_ops.size() << " ops, " << count_bindings(spec)
+  std::size_t op_count = spec.ops.size() + spec.reductions.size() + spec.post_ops.size();
+  for (const VectorStage& stage : spec.vector_stages) op_count += 1 + stage.post_ops.size();
+  src << ", " << op_count << " ops, " << count_bindings(spec)
       << " bindings\n";
   src << "#define VKF_WORKGROUP_SIZE " << spec.workgroup_size << "\n";
   if (spec.is_kernel()) {
     // The template's own constants follow the prelude (kernel_root_body).
+  } else if (spec.is_vector()) {
+    src << "#define VKF_IMAGES " << spec.images << "u\n";
   } else if (spec.is_reduce()) {
     src << "#define VKF_OUTER " << numel / reduce_inner(spec) << "u\n";
     src << "#define VKF_INNER " << reduce_inner(spec) << "u\n";
@@ -322,6 +379,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   std::set<std::string> included;
   std::vector<const std::vector<KernelOp>*> op_lists{&spec.ops, &spec.post_ops};
   for (const KernelLoad& load : spec.loads) op_lists.push_back(&load.ops);
+  for (const VectorStage& stage : spec.vector_stages) op_lists.push_back(&stage.post_ops);
   for (const auto* ops : op_lists)
     for (const KernelOp& op : *ops) {
       if (!included.insert(op.snippet).second) continue;
@@ -344,7 +402,14 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   std::set<std::pair<int, bool>> declared;
   pre.declare(declarations, declared);
   post.declare(declarations, declared);
+  for (const Stage& stage : vector_stages) stage.declare(declarations, declared);
   src << "// ---- bindings\n" << declarations.str() << output_declarations(spec, first_output_binding) << "\n";
+  if (spec.is_vector()) {
+    std::string body(root);
+    replace_hook(body, "vkf_vector_stages", vector_stages_body(spec, pre, vector_stages));
+    src << vector_declarations(spec, vector_stages) << "// ---- " << root_path << "\n" << body;
+    return src.str();
+  }
 
   std::string body(root);
   if (!spec.is_reduce()) {

@@ -108,6 +108,29 @@ struct KernelReduction {
   bool mean = false;  // divide by the number of folded elements
 };
 
+// One stage of a vector root (KernelSpec::vector_stages). Per image, `rows` values, each folding a row of
+// `length` elements: a reduction of the image's rows of inputs[0] (kReduce: sum, max, or mean), or a
+// product (kProduct): row o of the matrix inputs[weight] (W[o, k] at o * row_stride + k * k_stride) times
+// the previous stage's vector (stage 0: the image's row of inputs[0]), plus inputs[bias][o] where bias >= 0.
+// Then the stage's chain (`post_inputs` and `post_ops` over `shape`, [images, ...], reading the folded
+// value as reduced operand 0) yields `value`: in shared memory for the next stage, stored by the last.
+// With `subgroup_rows`, a subgroup folds each row together (long rows); else each invocation folds rows
+// of its own.
+struct VectorStage {
+  enum class Kind { kReduce, kProduct };
+  Kind kind = Kind::kProduct;
+  KernelCombine combine = KernelCombine::kSum;  // kReduce
+  bool mean = false;                            // kReduce: divide by `length`
+  int weight = -1, bias = -1;                   // kProduct: indices into KernelSpec::inputs
+  std::int64_t row_stride = 0, k_stride = 0;    // kProduct
+  std::int64_t rows = 0, length = 0;
+  bool subgroup_rows = false;
+  Shape shape;
+  std::vector<KernelInput> post_inputs;
+  std::vector<KernelOp> post_ops;
+  KernelOperand value{KernelOperand::Source::kReduced, 0};
+};
+
 struct KernelSpec {
   std::string label;   // "Sub -> Mul -> Add"
   Shape domain;        // the iteration space of the pre stage (elementwise: every output's shape)
@@ -141,13 +164,22 @@ struct KernelSpec {
   std::uint32_t split_counters = 0;
   std::uint64_t split_partial_bytes = 0;
 
+  // Vector root (when `vector_stages` is not empty): one workgroup per image (`images`, the first axis of
+  // inputs[0] and of outputs[0]) runs the stages in order, their vectors in shared memory; inputs[0] is
+  // the first stage's source, the others the products' matrices and biases, bound whole and contiguous;
+  // outputs[0] is the last stage's value. The reduce-root fields stay empty.
+  std::vector<VectorStage> vector_stages;
+  std::int64_t images = 0;
+
   bool is_reduce() const { return !reductions.empty(); }
   bool is_kernel() const { return !kernel_root.empty(); }
+  bool is_vector() const { return !vector_stages.empty(); }
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
-// then of each load's element inputs and inputs, then of the post inputs (all in order of first use),
-// then the outputs, then (split K across workgroups) the split counters and partial sums.
+// then of each load's element inputs and inputs, then of the post inputs (a vector root: of each
+// stage's post inputs, stage by stage; all in order of first use), then the outputs, then (split K
+// across workgroups) the split counters and partial sums.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

@@ -37,6 +37,12 @@
 //     x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ y   => [Conv -> Clip -> Conv]
 //     (tests/unit "elements in loads: a depthwise Conv runs in the pointwise Conv's loads")
 //
+//   vector chains: products per image (a 1x1 Conv over 1x1 images, a Gemm) that read a small vector
+//   another group computes for them alone (a reduction, or such a product) join that group: one
+//   workgroup per image runs the stages, their vectors in shared memory
+//     x ─ ReduceMean ─ Conv(1x1) ─ Relu ─ Conv(1x1) ─ Sigmoid ─ s   => [ReduceMean -> Conv -> ... -> Sigmoid]
+//     (tests/unit "vector chains: the products of a small squeeze-and-excitation block are one dispatch")
+//
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
 // smaller tensor), where merging would create a cycle between groups, and where the group would bind
 // more storage buffers than the DevicePlan allows.
@@ -52,7 +58,8 @@
 
 namespace vkfuse {
 
-enum class GroupRoot { kElementwise, kReduce, kKernel };
+// kVector: a chain of per-image stages (a reduction, products) in one workgroup per image.
+enum class GroupRoot { kElementwise, kReduce, kKernel, kVector };
 
 // An output a group stores as part of a larger value (a Concat written in place): its elements go to
 // `placement` in `into`, which the group binds instead.
@@ -67,7 +74,8 @@ struct FusionGroup {
   std::vector<ValueId> inputs;   // values read from memory (graph inputs, constants, stored values, views)
   std::vector<ValueId> outputs;  // values written to memory
   Shape domain;                  // elementwise: the output shape; reduce: the reduced input's shape
-  NodeId anchor = kNoNode;       // kernel groups: the kernel op whose template runs (another kernel op in
+  NodeId anchor = kNoNode;       // kernel groups: the kernel op whose template runs (vector groups: the
+                                 // last product; in a kernel group, another kernel op in
                                  // `nodes` is an element computed in its loads)
   std::string label;             // "Sub -> Mul -> Add"
   std::size_t level = 0;         // dependency wave: 1 + the highest level of the groups it reads from

@@ -9,6 +9,15 @@
 namespace vkfuse {
 namespace {
 
+std::string resolve_function(const OpDef& op, DType out) {
+  std::string name(op.glsl_function);
+  const std::string token = "{out}";
+  if (const std::size_t at = name.find(token); at != std::string::npos) name.replace(at, token.size(), dtype_name(out));
+  return name;
+}
+
+}  // namespace
+
 KernelCombine to_kernel_combine(ReduceCombine combine) {
   switch (combine) {
     case ReduceCombine::kMax: return KernelCombine::kMax;
@@ -18,14 +27,11 @@ KernelCombine to_kernel_combine(ReduceCombine combine) {
   }
 }
 
-std::string resolve_function(const OpDef& op, DType out) {
-  std::string name(op.glsl_function);
-  const std::string token = "{out}";
-  if (const std::size_t at = name.find(token); at != std::string::npos) name.replace(at, token.size(), dtype_name(out));
-  return name;
+KernelOp node_op(const GraphIR& graph, const Node& node, std::vector<KernelOperand> args) {
+  const DType out = graph.value(node.output).dtype;
+  return {std::string(node.op->name), "ops/" + std::string(node.op->snippet) + ".glsl", resolve_function(*node.op, out),
+          std::move(args), node.attrs, out};
 }
-
-}  // namespace
 
 Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   std::vector<NodeId> chain;
@@ -42,7 +48,27 @@ Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   return ResolvedView{base, std::move(layout)};
 }
 
+Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  KernelInput input;
+  input.dtype = value.dtype;
+  input.shape = value.shape;
+  if (value.constant && value.constant->numel() == 1) {
+    input.is_literal = true;
+    input.literal = value.constant->to_floats().at(0);
+    return input;
+  }
+  VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+  input.buffer = view.base;
+  if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
+    input.strides = view.layout.strides;
+    input.offset = view.layout.offset;
+  }
+  return input;
+}
+
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
+  if (group.root == GroupRoot::kVector) return make_vector_kernel(graph, group, device);
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;
   spec.label = group.label;
@@ -85,29 +111,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // Operand of a value in its stage: a computed value, or a (possibly new) stage input.
   std::map<ValueId, KernelOperand> pre_operand, post_operand;
   std::map<ValueId, int> reduced_index;
-  // A stage input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
-  auto make_input = [&](ValueId v) -> Result<KernelInput> {
-    const Value& value = graph.value(v);
-    KernelInput input;
-    input.dtype = value.dtype;
-    input.shape = value.shape;
-    if (value.constant && value.constant->numel() == 1) {
-      input.is_literal = true;
-      input.literal = value.constant->to_floats().at(0);
-      return input;
-    }
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    input.buffer = view.base;
-    if (view.layout.strides != contiguous_layout(view.layout.shape).strides || view.layout.offset != 0) {
-      input.strides = view.layout.strides;
-      input.offset = view.layout.offset;
-    }
-    return input;
-  };
   auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
     auto& operands = post ? post_operand : pre_operand;
     if (auto it = operands.find(v); it != operands.end()) return it->second;
-    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, make_input(v));
+    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, stage_input(graph, v));
     auto& inputs = post ? spec.post_inputs : spec.inputs;
     inputs.push_back(std::move(input));
     KernelOperand operand{KernelOperand::Source::kInput, static_cast<int>(inputs.size() - 1)};
@@ -118,11 +125,6 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   std::vector<ValueId> pre_input_values, load_input_values, post_input_values;
   std::set<ValueId> element_values;  // read by an element: bound even where a scalar constant
   std::map<ValueId, std::uint64_t> chunk_bytes;  // stored tensors a kernel op reads in chunks
-  auto node_op = [&](const Node& node, std::vector<KernelOperand> args) -> KernelOp {
-    const DType out = graph.value(node.output).dtype;
-    return {std::string(node.op->name), "ops/" + std::string(node.op->snippet) + ".glsl",
-            resolve_function(*node.op, out), std::move(args), node.attrs, out};
-  };
   // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
   // evaluated in the anchor's loads, over the chain's own inputs.
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
@@ -187,12 +189,12 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
           args.push_back(it->second);
           continue;
         }
-        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, make_input(u));
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, stage_input(graph, u));
         if (!input.is_literal) load_input_values.push_back(u);
         load.inputs.push_back(std::move(input));
         args.push_back(operand[u] = {KernelOperand::Source::kInput, static_cast<int>(load.inputs.size() - 1)});
       }
-      load.ops.push_back(node_op(node, std::move(args)));
+      load.ops.push_back(node_op(graph, node, std::move(args)));
       operand[node.output] = {KernelOperand::Source::kOp, static_cast<int>(load.ops.size() - 1)};
     }
     load.value = operand.at(v);
@@ -257,7 +259,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(u, false));
       args.push_back(operand);
     }
-    spec.ops.push_back(node_op(node, std::move(args)));
+    spec.ops.push_back(node_op(graph, node, std::move(args)));
     return pre_operand[v] = {KernelOperand::Source::kOp, static_cast<int>(spec.ops.size() - 1)};
   };
   for (NodeId n : group.nodes) {
@@ -290,7 +292,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       continue;
     }
     auto& ops = post ? spec.post_ops : spec.ops;
-    ops.push_back(node_op(node, std::move(args)));
+    ops.push_back(node_op(graph, node, std::move(args)));
     (post ? post_operand : pre_operand)[node.output] = {KernelOperand::Source::kOp, static_cast<int>(ops.size() - 1)};
   }
 

@@ -25,6 +25,15 @@ struct GroupKernel {
 
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device);
 
+// A vector group's kernel (GroupRoot::kVector; host/vector_kernel.cpp): its stages, inputs and chains.
+Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device);
+
+// The kernel op of elementwise node `node` on `args`, and a reduction's combine, as codegen sees them.
+KernelOp node_op(const GraphIR& graph, const Node& node, std::vector<KernelOperand> args);
+KernelCombine to_kernel_combine(ReduceCombine combine);
+// A chain's input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
+Result<KernelInput> stage_input(const GraphIR& graph, ValueId v);
+
 // The stored value a view chain reads, and the chain's layout over it. For a stored value: itself and
 // its contiguous layout.
 struct ResolvedView {

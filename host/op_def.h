@@ -112,6 +112,20 @@ struct ElementLaunch {
 using ElementLauncher = Result<ElementLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                    const OpAttrs& attrs);
 
+// kKernel ops whose output, image by image (the first axis), is a matrix times the image's input vector
+// plus a bias: Y[n, o] = B[o] + sum_k W[o, k] * X[n, k] (a 1x1 Conv over 1x1 images, a Gemm). Chains of
+// them after a reduction (a squeeze-and-excitation block: pooling, two such products and their
+// activations) may run as one vector group, one workgroup per image (host/fusion_planner.cpp, vector
+// chains). W[o, k] lies at o * row_stride + k * k_stride of input `weight`. An error: not for these inputs.
+struct VectorProduct {
+  std::size_t weight = 1;
+  int bias = -1;                      // the input holding B[o], or -1
+  std::int64_t in = 0, out = 0;       // K and O, per image
+  std::int64_t row_stride = 0, k_stride = 0;
+};
+using VectorProductLauncher = Result<VectorProduct> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
+                                                         const OpAttrs& attrs);
+
 // kKernel ops whose output is their inputs laid side by side (Concat): where each input's elements lie
 // in the output. The fusion planner then has the inputs' producers store there, and the op itself does
 // not run (host/fusion_planner.cpp, Concat in place). nullopt: not expressible for these attributes.
@@ -217,6 +231,7 @@ struct OpDef {
   std::uint32_t scratch = 0;
   InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
   ElementLauncher element = nullptr;            // kKernel: see ElementLauncher
+  VectorProductLauncher vector_product = nullptr;  // kKernel: see VectorProductLauncher
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

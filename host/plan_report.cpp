@@ -12,6 +12,7 @@ const char* root_name(GroupRoot root) {
     case GroupRoot::kElementwise: return "elementwise";
     case GroupRoot::kReduce: return "reduce";
     case GroupRoot::kKernel: return "kernel";
+    case GroupRoot::kVector: return "vector";
   }
   return "unknown";
 }

@@ -413,6 +413,18 @@ Result<ElementLaunch> conv_element(std::span<const TensorInfo> in, const TensorI
   return element;
 }
 
+// A 1x1 Conv of one group over 1x1 images without padding: per image, W [m, c] times the image's c
+// channels, plus B (a squeeze-and-excitation block's products).
+Result<VectorProduct> conv_vector_product(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
+  for (const WindowAxis& a : s.axes)
+    if (a.kernel != 1 || a.pad_begin != 0 || a.pad_end != 0)
+      return make_error(ErrorCode::kUnsupported, "only a 1x1 Conv without padding is a product per image");
+  if (s.group != 1 || s.h != 1 || s.w != 1 || s.oh != 1 || s.ow != 1)
+    return make_error(ErrorCode::kUnsupported, "only a Conv of one group over 1x1 images is a product per image");
+  return VectorProduct{.weight = 1, .bias = s.has_bias ? 2 : -1, .in = s.c, .out = s.m, .row_stride = s.c, .k_stride = 1};
+}
+
 Result<KernelLaunch> launch_conv_transpose(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
                                            const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_transpose_shape(in, attrs));
@@ -502,7 +514,7 @@ const OpDef kConvOps[] = {
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .list_attrs = kConvLists,
      .min_arity = 2, .infer = infer_conv, .launch = launch_conv, .reference_kernel = reference_conv, .scratch = 2,
-     .element = conv_element},
+     .element = conv_element, .vector_product = conv_vector_product},
     {.name = "ConvTranspose", .kind = OpKind::kKernel, .arity = 3,
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kConvAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,

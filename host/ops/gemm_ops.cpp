@@ -116,13 +116,27 @@ Status reference_gemm(std::span<const RefTensor> in, const OpAttrs& attrs, RefTe
   return {};
 }
 
+// Without transA, with alpha 1 and C (if any) one row of N taken whole (beta 1): per row of A (an image),
+// B' times the row, plus C.
+Result<VectorProduct> gemm_vector_product(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(GemmShape s, gemm_shape(in, attrs));
+  const bool plain_c = !s.has_c || (s.c_rows == 1 && s.c_cols == s.n && attrs.scalars[kBeta] == 1.0f);
+  if (s.trans_a || attrs.scalars[kAlpha] != 1.0f || !plain_c)
+    return make_error(ErrorCode::kUnsupported, "only a Gemm without transA, alpha 1 and C a row of N (beta 1) is a product per row");
+  VectorProduct product{.weight = 1, .bias = s.has_c ? 2 : -1, .in = s.k, .out = s.n};
+  product.row_stride = s.trans_b ? s.k : 1;  // B is [N, K] when transposed, else [K, N]
+  product.k_stride = s.trans_b ? 1 : s.n;
+  return product;
+}
+
 constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
 
 const OpDef kGemmOps[] = {
     {.name = "Gemm", .kind = OpKind::kKernel, .arity = 3,
      .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
      .attrs = kGemmAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain, .min_arity = 2,
-     .infer = infer_gemm, .launch = launch_gemm, .reference_kernel = reference_gemm, .scratch = 2},
+     .infer = infer_gemm, .launch = launch_gemm, .reference_kernel = reference_gemm, .scratch = 2,
+     .vector_product = gemm_vector_product},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // dilations, groups and padding, broadcast operands, residual reads, and a second output.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <random>
 
 #include "host/context_impl.h"
@@ -467,10 +468,11 @@ TEST_CASE("elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's lo
 }
 
 TEST_CASE("a squeeze-and-excitation block: its 1x1 Convs over the pooled vector, f32 and f16") {
-  // x ─ GlobalAveragePool ─ Conv(1x1) ─ act ─ Conv(1x1) ─ gate ─ Mul(x) ─ Conv(1x1) ─ y. Up to 4 images the
-  // two Convs over 1x1 images run on the skinny GEMM root, with their bias and activation in its stores
-  // (tests/unit "a 1x1 Conv over 1x1 images runs on the skinny GEMM root" checks the root); 5 images run
-  // on the implicit GEMM (cooperative matrices in f16 where the device has them). Odd channel counts and
+  // x ─ GlobalAveragePool ─ Conv(1x1) ─ act ─ Conv(1x1) ─ gate ─ Mul(x) ─ Conv(1x1) ─ y. The small blocks
+  // run the pooling and both Convs as one vector group (roots/vector_chain.glsl), then Mul -> Conv: two
+  // dispatches. The 576-channel block is past the vector stages' limits: up to 4 images its two Convs
+  // over 1x1 images run on the skinny GEMM root, with their bias and activation in its stores (tests/unit
+  // "a 1x1 Conv over 1x1 images runs on the skinny GEMM root" checks the root). Odd channel counts and
   // hidden widths (13, 7); the 576-channel block's first Conv without a bias.
   struct Case {
     std::int64_t n, c, hidden;
@@ -502,9 +504,57 @@ TEST_CASE("a squeeze-and-excitation block: its 1x1 Convs over the pooled vector,
         if (name != "b1" || fc1_bias) feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
       const bool f16 = dtype == DType::kF16;
       const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
-      CHECK(o.fused_dispatches == 4);
+      CHECK(o.fused_dispatches == (c.c == 576 ? 4u : 2u));
       CHECK(o.unfused_dispatches == (c.silu ? 8u : 7u));
     }
+  }
+}
+
+TEST_CASE("vector chains: reductions and products per image in one dispatch, f32 and f16") {
+  // Each graph is one vector group fused (one dispatch) against one dispatch per op unfused and the CPU
+  // reference: a max over the spatial axes then two 1x1 Convs (3 images, one without a bias), Gemms
+  // with B either way round and a per-row scale after (2 rows), a sum over the last axis of a 3-D tensor
+  // feeding a Gemm with C. Rows long (300 elements) and short (300 rows of 6), so that both ways of
+  // folding a row (a subgroup each, an invocation each) run where the device has subgroup arithmetic.
+  using Inputs = std::vector<std::pair<std::string, Shape>>;
+  std::uint32_t seed = 980;
+  auto check = [&](DType dtype, const Inputs& inputs, const std::function<Tensor(GraphBuilder&, std::map<std::string, Tensor>&)>& body,
+                   std::uint32_t unfused, double atol) {
+    GraphBuilder b;
+    std::map<std::string, Tensor> in;
+    std::map<std::string, HostTensor> feeds;
+    std::mt19937 rng(seed++);
+    for (const auto& [name, shape] : inputs) {
+      in[name] = b.input(name, shape, dtype);
+      feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+    }
+    b.output(body(b, in), "y");
+    const bool f16 = dtype == DType::kF16;
+    const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 5e-2 : atol, f16 ? 1e-2 : 1e-4);
+    CHECK(o.fused_dispatches == 1);
+    CHECK(o.unfused_dispatches == unfused);
+  };
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    CAPTURE(dtype_name(dtype));
+    check(dtype, Inputs{{"x", {3, 13, 5, 3}}, {"w1", {7, 13, 1, 1}}, {"w2", {13, 7, 1, 1}}, {"b2", {13}}},
+          [](GraphBuilder& b, std::map<std::string, Tensor>& in) {
+            const Tensor m = b.op("ReduceMax", {in["x"]}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}});
+            const Tensor h = b.op("Relu", {b.op("Conv", {m, in["w1"]})});
+            return b.op("Sigmoid", {b.op("Conv", {h, in["w2"], in["b2"]})});
+          },
+          5, 1e-5);
+    check(dtype, Inputs{{"x", {2, 300}}, {"w1", {300, 24}}, {"c1", {24}}, {"w2", {9, 24}}, {"scale", {9}}},
+          [](GraphBuilder& b, std::map<std::string, Tensor>& in) {
+            const Tensor h = b.op("Tanh", {b.op("Gemm", {in["x"], in["w1"], in["c1"]})});
+            return b.op("Mul", {b.op("Gemm", {h, in["w2"]}, {{"transB", 1.0f}}), in["scale"]});
+          },
+          4, 1e-5);
+    check(dtype, Inputs{{"x", {2, 6, 300}}, {"w", {6, 300}}, {"c", {1, 300}}},
+          [](GraphBuilder& b, std::map<std::string, Tensor>& in) {
+            const Tensor s = b.op("ReduceSum", {in["x"]}, {{"axes", Ints{2}}, {"keepdims", 0.0f}});
+            return b.op("Gemm", {s, in["w"], in["c"]});
+          },
+          2, 1e-4);
   }
 }
 

@@ -487,6 +487,50 @@ TEST_CASE("elements in loads: a depthwise result large enough to fill the GPU is
   }
 }
 
+TEST_CASE("vector chains: the products of a small squeeze-and-excitation block are one dispatch") {
+  //   x ─ GlobalAveragePool ─ Conv(1x1) ─ Relu ─ Conv(1x1) ─ HardSigmoid ─ Mul(x) ─ Conv(1x1) ─ y
+  //     => [ReduceMean -> Conv -> Relu -> Conv -> HardSigmoid] [Mul -> Conv]
+  // The stages' work per image (the pooling's c x 16 elements, each product's weights) decides: at most
+  // 8192 elements each joins; past it a stage keeps its dispatch, and the products may still join.
+  auto block = [](std::int64_t c, std::int64_t hidden, std::int64_t hw, bool fc1_output) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, c, hw, hw});
+    const Tensor pooled = b.op("GlobalAveragePool", {x});
+    const Tensor fc1 = b.op("Conv", {pooled, b.input("w1", {hidden, c, 1, 1}), b.input("b1", {hidden})});
+    const Tensor act = b.op("Relu", {fc1});
+    const Tensor gate = b.op("HardSigmoid", {b.op("Conv", {act, b.input("w2", {c, hidden, 1, 1}), b.input("b2", {c})})});
+    b.output(b.op("Conv", {b.op("Mul", {x, gate}), b.input("w3", {5, c, 1, 1})}), "y");
+    if (fc1_output) b.output(act, "hidden");
+    return build_graph(b);
+  };
+  SUBCASE("a small block: pooling and both products in one vector group") {
+    const Graph graph = block(24, 6, 4, false);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "ReduceMean -> Conv -> Relu -> Conv -> HardSigmoid | Mul -> Conv");
+    CHECK(p.groups[0].root == GroupRoot::kVector);
+    CHECK(names(graph, p.groups[0].inputs) == "x, w1, b1, w2, b2");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) ==
+          "ReduceMean | Conv | Relu | Conv | HardSigmoid | Mul | Conv");
+  }
+  SUBCASE("a pooling of more than 8192 elements per image keeps its dispatch; the products join") {
+    CHECK(labels_of(plan(block(24, 6, 19, false))) == "ReduceMean | Conv -> Relu -> Conv -> HardSigmoid | Mul -> Conv");
+  }
+  SUBCASE("products of more than 8192 weights keep their dispatches") {
+    CHECK(labels_of(plan(block(288, 72, 2, false))) == "ReduceMean | Conv -> Relu | Conv -> HardSigmoid | Mul -> Conv");
+  }
+  SUBCASE("a stage value read elsewhere is stored: the stage does not join the next") {
+    CHECK(labels_of(plan(block(24, 6, 4, true))) == "ReduceMean -> Conv -> Relu | Conv -> HardSigmoid | Mul -> Conv");
+  }
+  SUBCASE("Gemms over the rows of a matrix, either layout of B; a MatMul is not a product per row") {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {3, 40});
+    const Tensor h = b.op("Tanh", {b.op("Gemm", {x, b.input("w1", {40, 24}), b.input("c1", {24})})});
+    const Tensor g = b.op("Gemm", {h, b.input("w2", {10, 24})}, {{"transB", 1.0f}});
+    b.output(b.op("MatMul", {g, b.input("w3", {10, 4})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Gemm -> Tanh -> Gemm | MatMul");
+  }
+}
+
 TEST_CASE("post-fusion: two anchors never share a group") {
   //   a ─ MatMul ─┐
   //   b ─ MatMul ─Add ─ Tanh   => [MatMul] [MatMul -> Add -> Tanh]: the Add joins one anchor and reads
