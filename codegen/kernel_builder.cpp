@@ -283,6 +283,13 @@ bool ElementPlacement::whole_vec4s() const {
   return offset % 4 == 0 && slice % 4 == 0 && stride % 4 == 0;
 }
 
+// The chain names of vector stage j ("s0x0", ...).
+std::string vector_stage_prefix(std::size_t j) {
+  std::string prefix = "s";
+  prefix += std::to_string(j);
+  return prefix;
+}
+
 uint32_t count_bindings(const KernelSpec& spec) {
   std::map<int, int> shared;
   int next_binding = 0;
@@ -291,7 +298,7 @@ uint32_t count_bindings(const KernelSpec& spec) {
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
     make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops, spec.vector_stages[j].shape,
-               "s" + std::to_string(j), shared, next_binding);
+               vector_stage_prefix(j), shared, next_binding);
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size()) +
          (spec.split_counters > 0 ? 2u : 0u);
 }
@@ -317,7 +324,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   std::vector<Stage> vector_stages;
   for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
     vector_stages.push_back(make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops,
-                                       spec.vector_stages[j].shape, "s" + std::to_string(j), shared, next_binding));
+                                       spec.vector_stages[j].shape, vector_stage_prefix(j), shared, next_binding));
   const int first_output_binding = next_binding;
 
   bool uses_f16 = false, uses_u8 = false;

@@ -725,26 +725,34 @@ class Planner {
   // (a conservative probe while merging).
   void fill_io(FusionGroup& group, int id = -1) const {
     const std::set<NodeId> members(group.nodes.begin(), group.nodes.end());
+    const bool vector = id >= 0 && drafts_[static_cast<std::size_t>(id)].root == GroupRoot::kVector;
     std::set<ValueId> seen_in;
     for (NodeId n : group.nodes)
       for (ValueId v : graph_.node(n).inputs) {
         const NodeId p = graph_.value(v).producer;
+        if (vector && graph_.is_view(v) && members.count(stored_producer(v))) continue;  // a stage's vector
         if ((p == kNoNode || !members.count(p)) && seen_in.insert(v).second) group.inputs.push_back(v);
       }
     for (NodeId n : group.nodes) {
       if (id >= 0 && group_of_[static_cast<std::size_t>(n)] != id) continue;
       const ValueId v = graph_.node(n).output;
-      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members)) group.outputs.push_back(v);
+      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members, vector)) group.outputs.push_back(v);
     }
   }
 
   // A value is stored by its home group when it is a graph output or some consumer reads it from
   // memory: a consumer in a group that does not compute it itself.
-  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members) const {
+  // In a vector group (`vector`), a view whose readers are all members is no reader from memory: the
+  // next stage reads the whole vector (a Flatten between a pooling and a Gemm) in shared memory.
+  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members,
+                      bool vector = false) const {
     const Value& value = graph_.value(graph_.node(n).output);
     if (value.is_output) return true;
     for (NodeId c : value.consumers) {
-      if (graph_.node(c).op->kind == OpKind::kView) return true;  // views read stored tensors
+      if (graph_.node(c).op->kind == OpKind::kView) {  // views read stored tensors
+        if (!vector || !read_only_by(graph_.node(c).output, members)) return true;
+        continue;
+      }
       if (in_place_.count(c)) return true;                        // stored into the Concat's slice
       if (!drafts) {
         if (!members.count(c)) return true;
@@ -809,9 +817,8 @@ class Planner {
     return true;
   }
 
-  // Whether draft `source` computes value v (a stored result) for reader n alone: v is not a graph
-  // output and is read by n only (through views), and nothing else of the draft is stored.
-  bool computes_only_for(const Draft& source, ValueId v, NodeId n) const {
+  // Whether every reader of value v, through views, is one of `members` (and v no graph output).
+  bool read_only_by(ValueId v, const std::set<NodeId>& members) const {
     std::vector<ValueId> reads{v};
     while (!reads.empty()) {
       const Value& value = graph_.value(reads.back());
@@ -819,9 +826,16 @@ class Planner {
       if (value.is_output) return false;
       for (NodeId c : value.consumers) {
         if (graph_.node(c).op->kind == OpKind::kView) reads.push_back(graph_.node(c).output);
-        else if (c != n) return false;
+        else if (!members.count(c)) return false;
       }
     }
+    return true;
+  }
+
+  // Whether draft `source` computes value v (a stored result) for reader n alone: v is not a graph
+  // output and is read by n only (through views), and nothing else of the draft is stored.
+  bool computes_only_for(const Draft& source, ValueId v, NodeId n) const {
+    if (!read_only_by(v, {n})) return false;
     for (NodeId q : source.nodes) {
       const Value& value = graph_.value(graph_.node(q).output);
       if (value.is_output && graph_.node(q).output != v) return false;

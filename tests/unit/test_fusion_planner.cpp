@@ -521,6 +521,18 @@ TEST_CASE("vector chains: the products of a small squeeze-and-excitation block a
   SUBCASE("a stage value read elsewhere is stored: the stage does not join the next") {
     CHECK(labels_of(plan(block(24, 6, 4, true))) == "ReduceMean -> Conv -> Relu | Conv -> HardSigmoid | Mul -> Conv");
   }
+  SUBCASE("a classifier head: the pooled vector flattened for a Gemm stays in the group") {
+    //   x ─ GlobalAveragePool ─ Flatten ─ Gemm ─ y   => [ReduceMean -> Gemm], nothing but y stored
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, 13, 4, 4});
+    const Tensor flat = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {{"axis", 1.0f}});
+    b.output(b.op("Gemm", {flat, b.input("w", {10, 13}), b.input("c", {10})}, {{"transB", 1.0f}}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    CHECK(labels_of(p) == "ReduceMean -> Gemm");
+    CHECK(names(graph, p.groups[0].inputs) == "x, w, c");
+    CHECK(names(graph, p.groups[0].outputs) == "y");
+  }
   SUBCASE("Gemms over the rows of a matrix, either layout of B; a MatMul is not a product per row") {
     GraphBuilder b;
     const Tensor x = b.input("x", {3, 40});
