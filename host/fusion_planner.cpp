@@ -860,6 +860,35 @@ class Planner {
     return per_image <= kVectorMaxWork && per_image / inner <= kVectorMaxRows;
   }
 
+  // Whether kernel draft g (a product) can join draft p, whose value v it reads as its vector: it reads v
+  // (or anything of p) through its vector alone, not as a matrix or bias (a Gram matrix Gemm(s, s));
+  // neither draft's nodes are also computed in another group's loads (that group would read p's
+  // values from memory); and g stores one value only, whole (not into a Concat), since the vector
+  // root has one output.
+  bool joins_whole(int g, int p, ValueId v) const {
+    const Draft& d = drafts_[static_cast<std::size_t>(g)];
+    const Draft& source = drafts_[static_cast<std::size_t>(p)];
+    const std::vector<ValueId>& args = graph_.node(d.anchor).inputs;
+    for (std::size_t k = 1; k < args.size(); ++k)
+      if (stored_value(args[k]) == v || producer_group(stored_value(args[k])) == p) return false;
+    for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
+      const Draft& other = drafts_[static_cast<std::size_t>(h)];
+      if (h == g || h == p || !other.alive) continue;
+      for (const Draft* joining : {&d, &source})
+        for (NodeId q : joining->nodes)
+          if (other.nodes.count(q)) return false;
+    }
+    std::set<NodeId> members = source.nodes;
+    members.insert(d.nodes.begin(), d.nodes.end());
+    int stored = 0;
+    for (NodeId q : d.nodes) {
+      const ValueId out = graph_.node(q).output;
+      if (stored_in_.count(out) || prefix_of_.count(out)) return false;
+      if (!read_only_by(out, members)) ++stored;
+    }
+    return stored == 1;
+  }
+
   void merge_vector_chains() {
     std::vector<int> order;
     for (int g = 0; g < static_cast<int>(drafts_.size()); ++g)
@@ -879,11 +908,7 @@ class Planner {
       const bool stage = source.root == GroupRoot::kVector ||
                          (source.root == GroupRoot::kReduce && reduction_stage(source)) ||
                          (source.root == GroupRoot::kKernel && anchor_and_post_only(source) && vector_stage_of(source.anchor));
-      if (!source.alive || !stage || !computes_only_for(source, v, d.anchor)) continue;
-      bool into_concat = false;  // the vector root stores its one output whole
-      for (NodeId q : d.nodes)
-        into_concat = into_concat || stored_in_.count(graph_.node(q).output) || prefix_of_.count(graph_.node(q).output);
-      if (into_concat) continue;
+      if (!source.alive || !stage || !computes_only_for(source, v, d.anchor) || !joins_whole(g, p, v)) continue;
       // The stage's vector: one value per image, of the product's length; the vectors before the last
       // stage sit in shared memory together.
       const Shape& vs = graph_.value(v).shape;

@@ -558,6 +558,39 @@ TEST_CASE("vector chains: reductions and products per image in one dispatch, f32
   }
 }
 
+// Graphs where a vector chain must not form (tests/unit "vector chains: ..." pins the groups): a stage's
+// vector also read as the product's matrix, a product group storing two values, a product computed in
+// another Conv's loads. Each must still run and match, fused and unfused (the review of 99ba5bc found
+// the first crashing and the other two failing session creation).
+TEST_CASE("vector chains: graphs that keep their groups still run and match") {
+  SUBCASE("a Gram matrix of a reduction: Gemm(s, s, transB)") {
+    GraphBuilder b;
+    const Tensor s = b.op("ReduceSum", {b.input("x", {4, 4, 8})}, {{"axes", Ints{2}}, {"keepdims", 0.0f}});
+    b.output(b.op("Gemm", {s, s}, {{"transB", 1.0f}}), "y");
+    const FusionOutcome o = check_fused_unfused(build(b), random_feeds({{"x", {4, 4, 8}}}, 990, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 2);
+  }
+  SUBCASE("logits and their Tanh both graph outputs") {
+    GraphBuilder b;
+    const Tensor flat = b.op("Flatten", {b.op("GlobalAveragePool", {b.input("x", {2, 13, 4, 4})})}, {{"axis", 1.0f}});
+    const Tensor logits = b.op("Gemm", {flat, b.input("w", {10, 13})}, {{"transB", 1.0f}});
+    b.output(logits, "raw");
+    b.output(b.op("Tanh", {logits}), "y");
+    const FusionOutcome o =
+        check_fused_unfused(build(b), random_feeds({{"x", {2, 13, 4, 4}}, {"w", {10, 13}}}, 991, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 2);
+  }
+  SUBCASE("a one-channel Conv computed in the next Conv's loads") {
+    GraphBuilder b;
+    const Tensor m = b.op("ReduceMean", {b.input("x", {1, 1, 4, 4})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}});
+    const Tensor h = b.op("Relu", {b.op("Conv", {m, b.input("w1", {8, 1, 1, 1})})});
+    b.output(b.op("Conv", {h, b.input("w2", {5, 8, 1, 1})}), "y");
+    const FusionOutcome o = check_fused_unfused(
+        build(b), random_feeds({{"x", {1, 1, 4, 4}}, {"w1", {8, 1, 1, 1}}, {"w2", {5, 8, 1, 1}}}, 992, kUnit), 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 2);
+  }
+}
+
 TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, and a consumer reading it twice") {
   SUBCASE("two output channels per input channel (W [14, 1, 3, 3], group 7)") {
     GraphBuilder b;

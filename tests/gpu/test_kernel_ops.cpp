@@ -196,6 +196,8 @@ TEST_CASE("a forced GEMM tile replaces the rule's choice until cleared, and must
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x256x8 1");
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) != rule_h100);
   CHECK(matmul_blocking({4, 13}, {13}, h100) == "skinny 4x8");  // a few rows stay skinny
+  REQUIRE(force_gemm_tile(GemmTile{128, 256, 16, 8, 16}, lavapipe).ok());  // 25 KB: fits lavapipe's 32
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x256x16 1");
   REQUIRE(force_gemm_tile(GemmTile{128, 128, 16, 8, 8}, lavapipe).ok());
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, lavapipe) == "tiled 128x128x16 1");  // 256 invocations: one stage
   CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100) == "tiled 128x128x16 1");  // 256 invocations: one stage

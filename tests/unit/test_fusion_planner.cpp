@@ -533,6 +533,30 @@ TEST_CASE("vector chains: the products of a small squeeze-and-excitation block a
     CHECK(names(graph, p.groups[0].inputs) == "x, w, c");
     CHECK(names(graph, p.groups[0].outputs) == "y");
   }
+  SUBCASE("a stage's vector also read as the product's matrix (a Gram matrix) stays stored") {
+    //   s = ReduceSum(x); y = Gemm(s, s, transB)   => [ReduceSum] [Gemm]
+    GraphBuilder b;
+    const Tensor s = b.op("ReduceSum", {b.input("x", {4, 4, 8})}, {{"axes", std::vector<std::int64_t>{2}}, {"keepdims", 0.0f}});
+    b.output(b.op("Gemm", {s, s}, {{"transB", 1.0f}}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "ReduceSum | Gemm");
+  }
+  SUBCASE("a product whose group stores two values (logits and their Tanh) keeps its group") {
+    GraphBuilder b;
+    const Tensor flat = b.op("Flatten", {b.op("GlobalAveragePool", {b.input("x", {2, 13, 4, 4})})}, {{"axis", 1.0f}});
+    const Tensor logits = b.op("Gemm", {flat, b.input("w", {10, 13})}, {{"transB", 1.0f}});
+    b.output(logits, "raw");
+    b.output(b.op("Tanh", {logits}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "ReduceMean | Gemm -> Tanh");
+  }
+  SUBCASE("a product computed as an element in another Conv's loads does not join the pooling") {
+    //   x[1, 1, 4, 4] ─ ReduceMean ─ Conv(W[8, 1, 1, 1]: one input channel, an element) ─ Relu ─ Conv(W[5, 8])
+    //     => [ReduceMean] [Conv -> Relu -> Conv]
+    GraphBuilder b;
+    const Tensor m = b.op("ReduceMean", {b.input("x", {1, 1, 4, 4})}, {{"axes", std::vector<std::int64_t>{2, 3}}, {"keepdims", 1.0f}});
+    const Tensor h = b.op("Relu", {b.op("Conv", {m, b.input("w1", {8, 1, 1, 1})})});
+    b.output(b.op("Conv", {h, b.input("w2", {5, 8, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "ReduceMean | Conv -> Relu -> Conv");
+  }
   SUBCASE("Gemms over the rows of a matrix, either layout of B; a MatMul is not a product per row") {
     GraphBuilder b;
     const Tensor x = b.input("x", {3, 40});
