@@ -783,7 +783,9 @@ class Planner {
   // join: efficientnet_b0 fp32 batch 1 / 8 0.494 -> 0.478 / 1.204 -> 1.167 (99 -> 93 dispatches),
   // fp16 0.452 -> 0.438 / 1.089 -> 1.059; mobilenet_v3_small fp32 0.252 -> 0.252 / 0.414 -> 0.404,
   // fp16 0.244 -> 0.240 / 0.325 -> 0.314; regnet_y_400mf fp32 0.530 -> 0.527 / 1.295 -> 1.281, fp16
-  // 0.476 -> 0.472 / 1.089 -> 1.064.
+  // 0.476 -> 0.472 / 1.089 -> 1.064. With 16384 against 8192 (one call, ff3580d): more blocks joined
+  // and lost, mobilenet_v3_small fp32 batch 1 0.252 -> 0.278 (58 -> 56 dispatches), regnet_y_400mf
+  // 0.525 -> 0.550, efficientnet_b0 0.479 -> 0.482.
   //   (tests/unit "vector chains: the products of a small squeeze-and-excitation block are one dispatch")
   static constexpr std::int64_t kVectorMaxWork = 8192;
   static constexpr std::int64_t kVectorMaxRows = 4096;
