@@ -195,25 +195,6 @@ const char* combine_name(KernelCombine combine) {
   return "vkf_combine_sum";
 }
 
-const char* subgroup_combine_name(KernelCombine combine) {
-  switch (combine) {
-    case KernelCombine::kSum: return "subgroupAdd";
-    case KernelCombine::kMax: return "subgroupMax";
-    case KernelCombine::kMin: return "subgroupMin";
-    case KernelCombine::kProd: return "subgroupMul";
-  }
-  return "subgroupAdd";
-}
-
-std::string combine_identity(KernelCombine combine) {
-  switch (combine) {
-    case KernelCombine::kSum: return "0.0";
-    case KernelCombine::kMax: return "VKF_F32(0xff800000u)";  // -inf
-    case KernelCombine::kMin: return "VKF_F32(0x7f800000u)";  // +inf
-    case KernelCombine::kProd: return "1.0";
-  }
-  return "0.0";
-}
 
 std::int64_t reduce_inner(const KernelSpec& spec) {
   std::int64_t inner = 1;

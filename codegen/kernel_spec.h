@@ -119,7 +119,7 @@ struct KernelReduction {
 struct VectorStage {
   enum class Kind { kReduce, kProduct };
   Kind kind = Kind::kProduct;
-  KernelCombine combine = KernelCombine::kSum;  // kReduce
+  KernelCombine combine = KernelCombine::kSum;  // kReduce (a product's sums)
   bool mean = false;                            // kReduce: divide by `length`
   int weight = -1, bias = -1;                   // kProduct: indices into KernelSpec::inputs
   std::int64_t row_stride = 0, k_stride = 0;    // kProduct

@@ -96,6 +96,26 @@ std::string store_lanes(const std::string& out, DType dtype, const ElementPlacem
   return stores;
 }
 
+const char* subgroup_combine_name(KernelCombine combine) {
+  switch (combine) {
+    case KernelCombine::kSum: return "subgroupAdd";
+    case KernelCombine::kMax: return "subgroupMax";
+    case KernelCombine::kMin: return "subgroupMin";
+    case KernelCombine::kProd: return "subgroupMul";
+  }
+  return "subgroupAdd";
+}
+
+std::string combine_identity(KernelCombine combine) {
+  switch (combine) {
+    case KernelCombine::kSum: return "0.0";
+    case KernelCombine::kMax: return "VKF_F32(0xff800000u)";  // -inf
+    case KernelCombine::kMin: return "VKF_F32(0x7f800000u)";  // +inf
+    case KernelCombine::kProd: return "1.0";
+  }
+  return "0.0";
+}
+
 std::string join_call(const std::string& name, const std::vector<std::string>& args) {
   std::string call = name + "(";
   for (std::size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];

@@ -156,6 +156,11 @@ std::string store_lanes(const std::string& out, DType dtype, const ElementPlacem
 // "name(a, b);"
 std::string join_call(const std::string& name, const std::vector<std::string>& args);
 
+// A reduction's combine as a subgroup operation ("subgroupAdd", ...), and its identity as a GLSL float
+// expression (the reduce root and the vector root fold with them).
+const char* subgroup_combine_name(KernelCombine combine);
+std::string combine_identity(KernelCombine combine);
+
 // A kernel root's pre-fused argument: its chain's stage and, where the chain starts from a producer's
 // element (KernelLoad::element), the element's inputs (prefix "e"), which bind first.
 struct LoadStages {

@@ -7,33 +7,13 @@ namespace {
 
 std::string uint_literal(std::int64_t v) { return std::to_string(v) + "u"; }
 
-// acc folded with v by a reduction stage's combine.
+// acc folded with v by a stage's combine (a product's is kSum: it folds with fma instead).
 std::string fold(const VectorStage& s, const std::string& v) {
   switch (s.combine) {
     case KernelCombine::kMax: return "max(acc, " + v + ")";
     case KernelCombine::kMin: return "min(acc, " + v + ")";
     case KernelCombine::kProd: return "acc * " + v;
     default: return "acc + " + v;
-  }
-}
-
-const char* subgroup_fold_name(const VectorStage& s) {
-  if (s.kind == VectorStage::Kind::kProduct) return "subgroupAdd";
-  switch (s.combine) {
-    case KernelCombine::kMax: return "subgroupMax";
-    case KernelCombine::kMin: return "subgroupMin";
-    case KernelCombine::kProd: return "subgroupMul";
-    default: return "subgroupAdd";
-  }
-}
-
-std::string fold_identity(const VectorStage& s) {
-  if (s.kind == VectorStage::Kind::kProduct) return "0.0";
-  switch (s.combine) {
-    case KernelCombine::kMax: return "VKF_F32(0xff800000u)";  // -inf
-    case KernelCombine::kMin: return "VKF_F32(0x7f800000u)";  // +inf
-    case KernelCombine::kProd: return "1.0";
-    default: return "0.0";
   }
 }
 
@@ -79,14 +59,14 @@ std::string vector_stages_body(const KernelSpec& spec, const Stage& pre, const s
         << (s.kind == VectorStage::Kind::kReduce ? "a reduction" : "a product") << ")\n";
     if (s.subgroup_rows)
       out << "for (uint r = gl_SubgroupID; r < " << uint_literal(s.rows) << "; r += gl_NumSubgroups) {\n"
-          << "  float acc = " << fold_identity(s) << ";\n"
+          << "  float acc = " << combine_identity(s.combine) << ";\n"
           << "  for (uint e = gl_SubgroupInvocationID; e < " << uint_literal(s.length) << "; e += gl_SubgroupSize)\n";
     else
       out << "for (uint r = tid; r < " << uint_literal(s.rows) << "; r += uint(VKF_WORKGROUP_SIZE)) {\n"
-          << "  float acc = " << fold_identity(s) << ";\n"
+          << "  float acc = " << combine_identity(s.combine) << ";\n"
           << "  " << (s.length <= 256 ? "[[unroll]] " : "") << "for (uint e = 0u; e < " << uint_literal(s.length) << "; ++e)\n";
     out << "    " << fold_element(spec, pre, j) << "\n";
-    if (s.subgroup_rows) out << "  acc = " << subgroup_fold_name(s) << "(acc);\n  if (subgroupElect()) {\n";
+    if (s.subgroup_rows) out << "  acc = " << subgroup_combine_name(s.combine) << "(acc);\n  if (subgroupElect()) {\n";
     else out << "  {\n";
     if (s.mean) out << "    acc *= " << glsl_float_literal(1.0 / static_cast<double>(s.length)) << ";\n";
     if (s.bias >= 0) {

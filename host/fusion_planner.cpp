@@ -790,12 +790,6 @@ class Planner {
   static constexpr std::int64_t kVectorMaxWork = 8192;
   static constexpr std::int64_t kVectorMaxRows = 4096;
 
-  // Whether `read` (a value, or a view chain) reads its stored base whole, in order.
-  bool reads_contiguous(ValueId read) const {
-    auto view = resolve_view(graph_, read);
-    return view.ok() && view->layout.offset == 0 && view->layout.strides == contiguous_layout(view->layout.shape).strides;
-  }
-
   // Anchor n's product per image, if a vector stage can run it: float inputs read whole, within the
   // limits above.
   std::optional<VectorProduct> vector_stage_of(NodeId n) const {
@@ -808,7 +802,7 @@ class Planner {
         product->out * product->in > kVectorMaxWork)
       return std::nullopt;
     for (ValueId u : node.inputs)
-      if (!is_float_dtype(graph_.value(u).dtype) || !reads_contiguous(u)) return std::nullopt;
+      if (!is_float_dtype(graph_.value(u).dtype) || !is_contiguous_value(graph_, u)) return std::nullopt;
     return *product;
   }
 
@@ -838,13 +832,8 @@ class Planner {
   // output and is read by n only (through views), and nothing else of the draft is stored.
   bool computes_only_for(const Draft& source, ValueId v, NodeId n) const {
     if (!read_only_by(v, {n})) return false;
-    for (NodeId q : source.nodes) {
-      const Value& value = graph_.value(graph_.node(q).output);
-      if (value.is_output && graph_.node(q).output != v) return false;
-      if (graph_.node(q).output == v) continue;
-      for (NodeId c : value.consumers)
-        if (!source.nodes.count(c)) return false;
-    }
+    for (NodeId q : source.nodes)
+      if (graph_.node(q).output != v && !read_only_by(graph_.node(q).output, source.nodes)) return false;
     return true;
   }
 
@@ -854,7 +843,7 @@ class Planner {
     if (d.root != GroupRoot::kReduce || d.nodes.size() != 1) return false;
     const Node& node = graph_.node(*d.nodes.begin());
     const Value& x = graph_.value(node.inputs[0]);
-    if (node.op->kind != OpKind::kReduce || d.axis < 1 || !is_float_dtype(x.dtype) || !reads_contiguous(node.inputs[0]))
+    if (node.op->kind != OpKind::kReduce || d.axis < 1 || !is_float_dtype(x.dtype) || !is_contiguous_value(graph_, node.inputs[0]))
       return false;
     const std::int64_t per_image = shape_numel(x.shape) / x.shape[0];
     std::int64_t inner = 1;
@@ -901,7 +890,8 @@ class Planner {
     });
     for (int g : order) {
       Draft& d = drafts_[static_cast<std::size_t>(g)];
-      if (!d.alive || !anchor_and_post_only(d) || !vector_stage_of(d.anchor)) continue;
+      const std::optional<VectorProduct> product = vector_stage_of(d.anchor);
+      if (!d.alive || !anchor_and_post_only(d) || !product) continue;
       const Node& anchor = graph_.node(d.anchor);
       const ValueId v = stored_value(anchor.inputs[0]);
       const int p = producer_group(v);
@@ -915,7 +905,7 @@ class Planner {
       // stage sit in shared memory together.
       const Shape& vs = graph_.value(v).shape;
       const Shape& out = graph_.value(anchor.output).shape;
-      if (vs.empty() || vs[0] != out[0] || shape_numel(vs) != vs[0] * vector_stage_of(d.anchor)->in) continue;
+      if (vs.empty() || vs[0] != out[0] || shape_numel(vs) != vs[0] * product->in) continue;
       std::int64_t shared_floats = 0;  // each stage's vector (the source's stages), per image
       for (NodeId q : source.nodes)
         if (graph_.node(q).op->kind != OpKind::kElementwise)

@@ -23,15 +23,6 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 
 namespace {
 
-// A value whose data is its own stored tensor in row-major order (not a strided view of another).
-bool is_contiguous_value(const GraphIR& ir, ValueId v) {
-  auto view = resolve_view(ir, v);
-  if (!view.ok()) return false;
-  const StridedLayout contiguous = contiguous_layout(view->layout.shape);
-  return view->layout.offset == 0 && view->layout.strides == contiguous.strides &&
-         shape_numel(ir.value(view->base).shape) == shape_numel(view->layout.shape);
-}
-
 // A kReduce op with the list "axes" (or noop_with_empty_axes): a permutation view where reduced axes
 // come before kept ones, the reduction of the trailing axes (named `name`), and a reshape view to the
 // ONNX output shape where the reduce root's shape differs from it.

@@ -48,6 +48,25 @@ Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   return ResolvedView{base, std::move(layout)};
 }
 
+bool is_contiguous_value(const GraphIR& graph, ValueId v) {
+  auto view = resolve_view(graph, v);
+  if (!view.ok()) return false;
+  const StridedLayout contiguous = contiguous_layout(view->layout.shape);
+  return view->layout.offset == 0 && view->layout.strides == contiguous.strides &&
+         shape_numel(graph.value(view->base).shape) == shape_numel(view->layout.shape);
+}
+
+Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device) {
+  const Value& value = graph.value(v);
+  const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
+  if ((f16 && !device.f16_storage) || (boolean && !device.u8_storage))
+    return make_error(ErrorCode::kUnsupported,
+                      "group '" + label + "': tensor '" + value.name + "' is " + dtype_name(value.dtype) + ", which needs " +
+                          (f16 ? "storageBuffer16BitAccess" : "storageBuffer8BitAccess") +
+                          "; this device does not offer it (use f32, or Cast inside the graph)");
+  return {};
+}
+
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
   const Value& value = graph.value(v);
   KernelInput input;
@@ -130,9 +149,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
   // element on: its binding's base, contiguous.
   auto whole_input = [&](ValueId v, const Node& reader) -> Result<KernelInput> {
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
+    if (!is_contiguous_value(graph, v))
       return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
+    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
     KernelInput input;
     input.dtype = graph.value(v).dtype;
     input.shape = graph.value(v).shape;
@@ -342,23 +361,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     return {};
   };
   // f16 and bool tensors live in 16- and 8-bit storage buffers; say so plainly where the device lacks them.
-  auto check_storage = [&](ValueId v) -> Status {
-    const Value& value = graph.value(v);
-    const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
-    if ((f16 && !device.f16_storage) || (boolean && !device.u8_storage))
-      return make_error(ErrorCode::kUnsupported,
-                        "group '" + group.label + "': tensor '" + value.name + "' is " + dtype_name(value.dtype) +
-                            ", which needs " + (f16 ? "storageBuffer16BitAccess" : "storageBuffer8BitAccess") +
-                            "; this device does not offer it (use f32, or Cast inside the graph)");
-    return {};
-  };
   for (const std::vector<ValueId>* values :
        std::initializer_list<const std::vector<ValueId>*>{&pre_input_values, &load_input_values, &post_input_values,
                                                           &group.outputs})
     for (ValueId v : *values)
       if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1) || (anchored && values == &pre_input_values) ||
           element_values.count(v))
-        VKFUSE_TRY(check_storage(v));
+        VKFUSE_TRY(check_storage(graph, v, group.label, device));
   VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
   VKFUSE_TRY(bind_inputs(load_input_values, false));
   VKFUSE_TRY(bind_inputs(post_input_values, false));

@@ -31,6 +31,11 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
 // The kernel op of elementwise node `node` on `args`, and a reduction's combine, as codegen sees them.
 KernelOp node_op(const GraphIR& graph, const Node& node, std::vector<KernelOperand> args);
 KernelCombine to_kernel_combine(ReduceCombine combine);
+// Whether v's data is its stored base whole, in row-major order (not a strided view of another).
+bool is_contiguous_value(const GraphIR& graph, ValueId v);
+// f16 and bool tensors live in 16- and 8-bit storage buffers: an error naming the group, the tensor and
+// the feature where the device lacks it.
+Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device);
 // A chain's input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v);
 

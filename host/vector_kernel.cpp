@@ -38,9 +38,8 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
   std::vector<ValueId> input_values;
   // A stored tensor a stage reads whole (its source, a matrix, a bias): the next index of spec.inputs.
   auto add_whole_input = [&](ValueId v) -> Result<int> {
+    if (!is_contiguous_value(graph, v)) return fail("'" + graph.value(v).name + "' is read through a strided view");
     VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    if (view.layout.offset != 0 || view.layout.strides != contiguous_layout(view.layout.shape).strides)
-      return fail("'" + graph.value(v).name + "' is read through a strided view");
     KernelInput input;
     input.dtype = graph.value(v).dtype;
     input.shape = graph.value(v).shape;
@@ -151,14 +150,8 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
   // Bindings in the code generator's order: the whole inputs, then each stage's chain inputs (each
   // stored tensor once, scalar constants baked), then the output.
   std::set<ValueId> bound;
-  auto storable = [&](ValueId v) -> Status {
-    const Value& value = graph.value(v);
-    if (value.dtype != DType::kF16 || device.f16_storage) return {};
-    return make_error(ErrorCode::kUnsupported, "group '" + group.label + "': tensor '" + value.name +
-                                                   "' is f16, which needs storageBuffer16BitAccess; this device does not offer it");
-  };
   auto bind = [&](ValueId v) -> Status {
-    VKFUSE_TRY(storable(v));
+    VKFUSE_TRY(check_storage(graph, v, group.label, device));
     VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
     if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
     return {};
@@ -167,7 +160,7 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
   for (const std::vector<ValueId>& values : stage_values)
     for (ValueId v : values)
       if (!(graph.value(v).constant && graph.value(v).constant->numel() == 1)) VKFUSE_TRY(bind(v));
-  VKFUSE_TRY(storable(group.outputs[0]));
+  VKFUSE_TRY(check_storage(graph, group.outputs[0], group.label, device));
   kernel.bound_values.push_back(group.outputs[0]);
   return kernel;
 }
