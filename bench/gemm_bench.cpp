@@ -25,6 +25,7 @@
 #include <vkfuse/vkfuse.hpp>
 
 #include "bench_args.h"
+#include "bench_timing.h"
 #include "host/context_impl.h"
 #include "host/ops/kernel_support.h"
 
@@ -33,6 +34,7 @@ namespace {
 using namespace vkfuse;
 
 using bench::arg;
+using bench::parse_items;
 using bench::split;
 
 // Takes "<mark><number>" off the front of `rest` into `value` where it starts with `mark`; false where
@@ -174,37 +176,10 @@ Measured measure(const Context& context, const Size& size, DType dtype, int runs
     result.max_rel_error = std::max(result.max_rel_error, std::fabs(got - want) / std::max(scale, 1e-30));
   }
 
-  // Size each measurement to ~100 ms of GPU work, and warm up for two of them first: GPU clocks ramp up
-  // under load, and a cold first measurement reads low.
-  auto probe = session->measure_gpu_ms(1);
-  if (!probe.ok()) return fail(probe.status());
-  const int iterations = std::clamp(static_cast<int>(100.0 / std::max(*probe, 1e-3)), min_iterations, 5000);
-  std::vector<double> times;
-  for (int r = -2; r < runs; ++r) {
-    auto ms = session->measure_gpu_ms(iterations);
-    if (!ms.ok()) return fail(ms.status());
-    if (r >= 0) times.push_back(*ms);
-  }
-  std::sort(times.begin(), times.end());
-  result.ms = times[times.size() / 2];
+  auto ms = bench::median_gpu_ms(*session, 100.0, min_iterations, runs);
+  if (!ms.ok()) return fail(ms.status());
+  result.ms = *ms;
   return result;
-}
-
-// A comma-separated flag value, each item through `parse`; std::nullopt (with `usage` and the bad item
-// printed) if one does not parse.
-template <typename Parse>
-auto parse_items(const std::string& list, Parse parse, const char* usage)
-    -> std::optional<std::vector<typename decltype(parse(std::string()))::value_type>> {
-  std::vector<typename decltype(parse(std::string()))::value_type> items;
-  for (const std::string& text : split(list, ',')) {
-    auto item = parse(text);
-    if (!item) {
-      std::fprintf(stderr, "%s items, not %s\n", usage, text.c_str());
-      return std::nullopt;
-    }
-    items.push_back(*item);
-  }
-  return items;
 }
 
 }  // namespace

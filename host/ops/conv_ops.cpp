@@ -138,18 +138,6 @@ std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s
           {"VKF_HAS_BIAS", s.has_bias ? "1" : "0"}};
 }
 
-// Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
-// workgroup, a tm x tn micro-tile per invocation (even; read from shared memory as vec4 fragments where
-// a multiple of 4, else vec2), `split` slices of invocations that each multiply 1/split of every
-// staged K slice and add their partial sums through shared memory, and `parts` workgroups per block
-// that each walk 1/parts of K and add their partial sums through memory (the session's split-K scratch).
-struct ConvTile {
-  std::int64_t bm, bn, tm, tn, split = 1, parts = 1;
-  std::int64_t invocations() const { return (bm / tm) * (bn / tn) * split; }
-  // Outputs each invocation accumulates over its share of K (its reuse of the fragments it reads).
-  double outputs_per_invocation() const { return static_cast<double>(tm * tn) / static_cast<double>(split * parts); }
-  std::int64_t fragment_m() const { return tm % 4 == 0 ? 4 : 2; }
-};
 // Most reuse first. The 2x2 / 4x2 micro-tiles with 256 invocations fill a large GPU on batch-1 layers
 // (resnet50's 56x56 layers: 50K invocations with 32x32 2x2 against 12.5K with 4x4); the split-K tiles
 // multiply that by 2 or 4 on layers too small even for 32x32 2x2 (7x7 and 14x14 outputs). `parts` is
@@ -178,9 +166,8 @@ bool conv_tile_fits(const ConvTile& t, const DevicePlan& device) {
          conv_shared_bytes(t, min_conv_bk(t)) <= device.shared_memory_bytes;
 }
 
-// ScopedConvTile's tile (an index into kConvTiles) and parts, or none.
-std::optional<std::size_t> g_forced_tile;
-std::int64_t g_forced_parts = 1;
+// ScopedConvTile's tile and parts, or none.
+std::optional<ConvTile> g_forced_tile;
 
 // First fill the GPU, then reuse. For tile t on this Conv (groups and images counted):
 //   launched = workgroups x invocations per workgroup,
@@ -194,11 +181,7 @@ std::int64_t g_forced_parts = 1;
 // resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
 // vgg11's 112x112 layers 128x64 8x4 (50K); batch 8: 128x128 8x8 (see the test "Conv picks its ...").
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
-  if (g_forced_tile) {
-    ConvTile t = kConvTiles[*g_forced_tile];
-    t.parts = g_forced_parts;
-    return t;
-  }
+  if (g_forced_tile) return *g_forced_tile;
   struct Score {
     bool filled;
     double first, second, used;  // filled: reuse, 0; else busy, reuse; the share of real outputs
@@ -528,14 +511,21 @@ std::span<const OpDef> conv_ops() { return kConvOps; }
 
 std::size_t conv_tile_count() { return std::size(kConvTiles); }
 
-ScopedConvTile::ScopedConvTile(std::size_t index, std::int64_t parts) : saved_(g_forced_tile), saved_parts_(g_forced_parts) {
-  g_forced_tile = std::min(index, std::size(kConvTiles) - 1);
-  g_forced_parts = std::max<std::int64_t>(parts, 1);
+ScopedConvTile::ScopedConvTile(std::size_t index, std::int64_t parts) : saved_(g_forced_tile) {
+  ConvTile tile = kConvTiles[std::min(index, std::size(kConvTiles) - 1)];
+  tile.parts = std::max<std::int64_t>(parts, 1);
+  g_forced_tile = tile;
 }
 
-ScopedConvTile::~ScopedConvTile() {
-  g_forced_tile = saved_;
-  g_forced_parts = saved_parts_;
+ScopedConvTile::ScopedConvTile(const ConvTile& tile) : saved_(g_forced_tile) { g_forced_tile = tile; }
+
+ScopedConvTile::~ScopedConvTile() { g_forced_tile = saved_; }
+
+bool conv_tile_usable(const ConvTile& t, const DevicePlan& device) {
+  const bool shape = t.bm > 0 && t.bn > 0 && t.tm > 0 && t.tn > 0 && t.tm % 2 == 0 && t.tn % 2 == 0 &&
+                     t.bm % t.tm == 0 && t.bn % t.tn == 0 && (t.split == 1 || t.split == 2 || t.split == 4) &&
+                     t.parts >= 1 && t.parts <= 16;
+  return shape && t.invocations() % t.bn == 0 && conv_tile_fits(t, device);
 }
 
 }  // namespace vkfuse

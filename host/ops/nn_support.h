@@ -19,6 +19,19 @@ std::span<const OpDef> gemm_ops();
 std::span<const OpDef> conv_ops();
 std::span<const OpDef> pool_ops();
 
+// Implicit-GEMM tiles (roots/conv2d.glsl): a bm x bn block of one group's [MG, N*OH*OW] output per
+// workgroup, a tm x tn micro-tile per invocation (even; read from shared memory as vec4 fragments where
+// a multiple of 4, else vec2), `split` slices of invocations that each multiply 1/split of every
+// staged K slice and add their partial sums through shared memory, and `parts` workgroups per block
+// that each walk 1/parts of K and add their partial sums through memory (the session's split-K scratch).
+struct ConvTile {
+  std::int64_t bm, bn, tm, tn, split = 1, parts = 1;
+  std::int64_t invocations() const { return (bm / tm) * (bn / tn) * split; }
+  // Outputs each invocation accumulates over its share of K (its reuse of the fragments it reads).
+  double outputs_per_invocation() const { return static_cast<double>(tm * tn) / static_cast<double>(split * parts); }
+  std::int64_t fragment_m() const { return tm % 4 == 0 ? 4 : 2; }
+};
+
 // The implicit-GEMM Conv's tile table (host/ops/conv_ops.cpp): how many tiles it has.
 std::size_t conv_tile_count();
 
@@ -30,14 +43,20 @@ class ScopedConvTile {
  public:
   // parts > 1 also splits K over that many workgroups per block (fewer where K has fewer BK steps).
   explicit ScopedConvTile(std::size_t index, std::int64_t parts = 1);
+  // Any tile, parts included (benchmarks; check it with conv_tile_usable first).
+  explicit ScopedConvTile(const ConvTile& tile);
   ~ScopedConvTile();
   ScopedConvTile(const ScopedConvTile&) = delete;
   ScopedConvTile& operator=(const ScopedConvTile&) = delete;
 
  private:
-  std::optional<std::size_t> saved_;
-  std::int64_t saved_parts_ = 1;
+  std::optional<ConvTile> saved_;
 };
+
+// Whether roots/conv2d.glsl can run tile t on the device: even micro-tiles that divide the block, 1, 2
+// or 4 slices, a workgroup of whole B rows (its invocations a multiple of bn), at most 16 parts, and
+// the device's invocation and shared-memory limits.
+bool conv_tile_usable(const ConvTile& t, const DevicePlan& device);
 
 // A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none
 // (an empty fallback makes the attribute required). Errors name the attribute and the bad value.
