@@ -209,6 +209,28 @@ Status map_gather(NodeMapping& m) {
   VKFUSE_TRY(m.attrs().only({"axis"}));
   VKFUSE_ASSIGN_OR_RETURN(const std::int64_t axis, m.attrs().integer("axis", 0));
   VKFUSE_ASSIGN_OR_RETURN(Tensor data, m.tensor(0));
+  // One constant index (a scalar, or a 1-element list) selects a slice: a view (Slice, then Squeeze for
+  // a scalar), which its readers address in place, instead of a copy in a Gather dispatch of its own.
+  //   qkv[3, 197, 1, 768] ─ Gather(0), Gather(1), Gather(2)   => three views at offsets 0, 1, 2 x 151296
+  // (vit_b_16 as torch 2.x exports its attention: 36 dispatches at batch 1).
+  if (const ConstTensor* index = m.constant(1); index && index->numel() == 1 && index->shape.size() <= 1 && !index->is_float()) {
+    const Shape in = m.shape_of(data);
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t a, named(m, normalize_axis(axis, static_cast<std::int64_t>(in.size()), "Gather axis")));
+    const std::int64_t dim = in[static_cast<std::size_t>(a)];
+    std::int64_t at = index->ints[0];
+    if (at < -dim || at >= dim)
+      return m.invalid("Gather index " + std::to_string(at) + " is out of range for axis " + std::to_string(a) + " of " +
+                       shape_to_string(in));
+    if (at < 0) at += dim;
+    VKFUSE_TRY(check_exact(m, at + 1));
+    const bool scalar = index->shape.empty();
+    const Tensor slice = m.op("Slice", {data},
+                              {Attr{"axis", static_cast<float>(a)}, Attr{"start", static_cast<float>(at)},
+                               Attr{"end", static_cast<float>(at + 1)}, Attr{"step", 1.0f}},
+                              scalar ? "slice" : "");
+    m.set_output(0, scalar ? m.op("Squeeze", {slice}, {Attr{"axes", std::vector<std::int64_t>{a}}}) : slice);
+    return {};
+  }
   VKFUSE_ASSIGN_OR_RETURN(Tensor indices, m.tensor(1));  // int64 constants become i32 constants here
   m.set_output(0, m.op("Gather", {data, indices}, {Attr{"axis", static_cast<float>(axis)}}));
   return {};

@@ -614,7 +614,7 @@ def layout_ops():
     x = f32(r.uniform(-1, 1, (1, 8, 3, 4)))
     i64 = lambda v: np.asarray(v, dtype=np.int64)
     extra = f32(r.uniform(-1, 1, (1, 2, 3, 4)))
-    inits = [const("extra", extra), const("idx", i64([[0, -1], [3, 2]])), const("pads_reflect", i64([0, 0, 1, 2, 0, 0, 2, 1])),
+    inits = [const("extra", extra), const("idx", i64([[0, -1], [3, 2]])), const("idx_scalar", i64(-2)), const("idx_one", i64([2])), const("pads_reflect", i64([0, 0, 1, 2, 0, 0, 2, 1])),
              const("pads_const", i64([0, 1, 0, 1, 0, 0, 1, 0])), const("pad_value", f32(-3.0)),
              const("pads_crop", i64([0, 0, -1, 1, 0, 0, 0, -1])),
              const("empty", f32(np.zeros(0))), const("scales", f32([1, 1, 2, 2])), const("sizes", i64([1, 8, 5, 7])),
@@ -624,6 +624,9 @@ def layout_ops():
         helper.make_node("Relu", ["t"], ["y_transpose"], name="relu_t"),
         helper.make_node("Concat", ["x", "extra"], ["y_concat"], name="concat", axis=1),
         helper.make_node("Gather", ["x", "idx"], ["y_gather"], name="gather", axis=1),
+        # One constant index: a view (Slice, and Squeeze for a scalar), here of a transposed view.
+        helper.make_node("Gather", ["t", "idx_scalar"], ["y_gather_scalar"], name="gather_scalar", axis=1),
+        helper.make_node("Gather", ["x", "idx_one"], ["y_gather_one"], name="gather_one", axis=2),
         helper.make_node("Pad", ["x", "pads_reflect"], ["y_pad_reflect"], name="pad_reflect", mode="reflect"),
         helper.make_node("Pad", ["x", "pads_const", "pad_value"], ["y_pad_const"], name="pad_const"),
         helper.make_node("Pad", ["x", "pads_reflect"], ["y_pad_edge"], name="pad_edge", mode="edge"),
@@ -648,6 +651,8 @@ def layout_ops():
         "y_transpose": np.maximum(x.transpose(0, 2, 3, 1), 0),
         "y_concat": np.concatenate([x, extra], axis=1),
         "y_gather": np.take(x, np.asarray([[0, 7], [3, 2]]), axis=1),
+        "y_gather_scalar": x.transpose(0, 2, 3, 1)[:, -2],
+        "y_gather_one": x[:, :, 2:3],
         "y_pad_reflect": np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), mode="reflect"),
         "y_pad_const": np.pad(x, ((0, 0), (1, 0), (0, 1), (1, 0)), constant_values=-3.0),
         "y_pad_edge": np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 1)), mode="edge"),

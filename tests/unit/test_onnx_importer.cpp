@@ -362,6 +362,13 @@ TEST_CASE("ONNX: layout and tensor ops at opset 13") {
   REQUIRE(indices.constant);
   CHECK(indices.dtype == DType::kI32);
   CHECK(indices.constant->to_floats() == std::vector<float>{0, -1, 3, 2});
+  // One constant index selects a view: Slice (and Squeeze for a scalar index), no Gather dispatch.
+  const Node& scalar = node_of(graph, "gather_scalar");
+  CHECK(scalar.op->name == "Squeeze");
+  CHECK(scalar.lists.at("axes") == std::vector<std::int64_t>{1});
+  CHECK(node_of(graph, "gather_scalar/slice").attrs == std::vector<float>{1.0f, 1.0f, 2.0f, 1.0f});  // axis, start, end, step
+  CHECK(node_of(graph, "gather_one").op->name == "Slice");
+  CHECK(node_of(graph, "gather_one").attrs == std::vector<float>{2.0f, 2.0f, 3.0f, 1.0f});
   CHECK(node_of(graph, "resize_nearest").lists.at("sizes") == std::vector<std::int64_t>{1, 8, 6, 8});
   CHECK(node_of(graph, "resize_linear").attrs == std::vector<float>{1.0f, 2.0f, 0.0f});  // linear, align_corners
   CHECK(node_of(graph, "pad_edge").lists.at("pads") == std::vector<std::int64_t>{0, 0, 1, 2, 0, 0, 2, 1});

@@ -1,1 +1,1 @@
-By_reduce_maxJ0<ìb?â.?¢zw?©j?ç¸k?ìN?S{?eD?¬Ë”>]vŽ>´vh?¸?n?
+By_reduce_sumJUû‡@5¸?C²À
