@@ -12,10 +12,13 @@ jsonl=${out%.md}.jsonl
 : > "$jsonl"
 for dir in "$models_dir"/*/; do
   name=$(basename "$dir")
-  [ -f "$dir/model.onnx" ] || continue
+  model=$dir/model.onnx
+  [ -f "$model" ] || continue
+  # With --batch: the graph with a symbolic batch where export_models.py wrote one.
+  [[ " $* " == *" --batch "* && -f "$dir/model_batched.onnx" ]] && model=$dir/model_batched.onnx
   echo "== $name" >&2
-  if ! "$vkfuse" bench "$dir/model.onnx" --json "$@" >> "$jsonl"; then
-    echo "{\"model\": \"$dir/model.onnx\", \"error\": true}" >> "$jsonl"
+  if ! "$vkfuse" bench "$model" --json "$@" >> "$jsonl"; then
+    echo "{\"model\": \"$model\", \"error\": true}" >> "$jsonl"
   fi
 done
 python3 - "$jsonl" "$out" <<'PY'
