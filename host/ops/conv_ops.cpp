@@ -180,6 +180,11 @@ std::optional<ConvTile> g_forced_tile;
 // loads per output), then to the table's order.
 // resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
 // vgg11's 112x112 layers 128x64 8x4 (50K); batch 8: 128x128 8x8 (see the test "Conv picks its ...").
+// Tried and dropped (H100, 2026-11-27, bench/results/h100_2026-11-27_conv_tiles_and_gather.md): 32x32
+// 4x4 with K over 4 or 8 workgroups instead of these 2x2 tiles won on 10 of 13 resnet layers timed
+// alone (vkfuse_bench_conv, up to 1.3x) and made every model it touched slower (fp32 batch 1 resnet18
+// +5%, resnet50 +6%, googlenet +9%, densenet121 +7%); 8x8 blocks of 64-invocation workgroups ran
+// 10-100x slower (their loads' index state spills). Judge tile rules on whole models.
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
   if (g_forced_tile) return *g_forced_tile;
   struct Score {
