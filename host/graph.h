@@ -55,12 +55,10 @@ struct GraphIR {
     const NodeId p = value(id).producer;
     return p != kNoNode && node(p).op->kind == OpKind::kView;
   }
-  // What an op's launchers see of node `n`'s inputs: their shapes and dtypes.
-  std::vector<TensorInfo> input_infos(NodeId n) const {
-    std::vector<TensorInfo> infos;
-    for (ValueId u : node(n).inputs) infos.push_back({value(u).shape, value(u).dtype});
-    return infos;
-  }
+  // What an op's launchers see of node `n`'s inputs: their shapes and dtypes, and for an op with
+  // OpDef::strided_inputs the layout of each view it reads in place (group_kernel.cpp).
+  std::vector<TensorInfo> input_infos(NodeId n) const;
+  TensorInfo input_info(NodeId n, ValueId u) const;
 };
 
 // numpy broadcasting of two shapes; nullopt when they do not broadcast.

@@ -194,11 +194,13 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
     s.node_names.erase(node_name);
     return lower_reduce_axes(*this, *def, x, *resolved, node_name);
   }
-  // Kernel ops read contiguous tensors: a strided view feeding one is copied first. A view op that
-  // cannot express itself over a strided view (a Reshape of a transpose) gets the same copy.
+  // Kernel ops read contiguous tensors: a strided view feeding one is copied first, unless the op
+  // addresses its inputs' strides itself (OpDef::strided_inputs: MatMul). A view op that cannot express
+  // itself over a strided view (a Reshape of a transpose) gets the same copy.
   if (def->kind == OpKind::kKernel)
     for (ValueId& in : node.inputs)
-      if (!is_contiguous_value(s.ir, in)) in = op("Identity", {Tensor{in}}, {}, node_name + "_contiguous" + std::to_string(in)).id;
+      if (!is_contiguous_value(s.ir, in) && !(def->strided_inputs && resolve_view(s.ir, in).ok()))
+        in = op("Identity", {Tensor{in}}, {}, node_name + "_contiguous" + std::to_string(in)).id;
   auto inferred = infer_node(s.ir, node);
   if (!inferred.ok() && def->kind == OpKind::kView && inferred.status().code() == ErrorCode::kUnsupported &&
       !is_contiguous_value(s.ir, node.inputs[0])) {

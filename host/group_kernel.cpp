@@ -56,6 +56,22 @@ bool is_contiguous_value(const GraphIR& graph, ValueId v) {
          shape_numel(graph.value(view->base).shape) == shape_numel(view->layout.shape);
 }
 
+TensorInfo GraphIR::input_info(NodeId n, ValueId u) const {
+  TensorInfo info{value(u).shape, value(u).dtype};
+  if (node(n).op->strided_inputs && is_view(u) && !is_contiguous_value(*this, u))
+    if (auto view = resolve_view(*this, u); view.ok()) {
+      info.strides = view->layout.strides;
+      info.offset = view->layout.offset;
+    }
+  return info;
+}
+
+std::vector<TensorInfo> GraphIR::input_infos(NodeId n) const {
+  std::vector<TensorInfo> infos;
+  for (ValueId u : node(n).inputs) infos.push_back(input_info(n, u));
+  return infos;
+}
+
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device) {
   const Value& value = graph.value(v);
   const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
@@ -147,14 +163,16 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
   // evaluated in the anchor's loads, over the chain's own inputs.
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
-  // element on: its binding's base, contiguous.
+  // element on: its binding's base, contiguous; or, for an op with OpDef::strided_inputs, the stored
+  // tensor a view of it lies in, which the launch addresses itself (TensorInfo::strides).
   auto whole_input = [&](ValueId v, const Node& reader) -> Result<KernelInput> {
-    if (!is_contiguous_value(graph, v))
+    const bool contiguous = is_contiguous_value(graph, v);
+    if (!contiguous && !reader.op->strided_inputs)
       return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
     VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
     KernelInput input;
     input.dtype = graph.value(v).dtype;
-    input.shape = graph.value(v).shape;
+    input.shape = contiguous ? graph.value(v).shape : Shape{shape_numel(graph.value(view.base).shape)};
     input.buffer = view.base;
     return input;
   };
@@ -221,12 +239,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
   // A kernel op (the group's anchor): its launcher picks the template, constants and geometry; its
   // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
-  auto add_anchor = [&](const Node& node) -> Status {
+  auto add_anchor = [&](NodeId n) -> Status {
+    const Node& node = graph.node(n);
     const Value& out = graph.value(node.output);
     std::vector<TensorInfo> infos;
     for (ValueId v : node.inputs) {
       const Value& value = graph.value(v);
-      infos.push_back({value.shape, value.dtype});
+      infos.push_back(graph.input_info(n, v));
       if (produced.count(v)) {
         VKFUSE_ASSIGN_OR_RETURN(KernelLoad load, build_load(v));
         if (auto cost = load_costs.find(v); cost != load_costs.end()) infos.back().load_cost = cost->second;
@@ -240,7 +259,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       }
       VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node));
       // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
-      if (value.bytes() > device.max_binding_bytes) {
+      if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
         input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
         chunk_bytes[input.buffer] = device.chunk_bytes();
       }
@@ -284,7 +303,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
     if (n == group.anchor) {
-      VKFUSE_TRY(add_anchor(node));
+      VKFUSE_TRY(add_anchor(n));
       continue;
     }
     if (group.root == GroupRoot::kKernel && stage[n] == Stage::kPre) continue;  // in the anchor's loads

@@ -56,6 +56,11 @@ struct TensorInfo {
   // kKernel launches: the cost of one element where the template loads it, when it is computed there
   // (an ElementLauncher's element); 0 for a plain load. Launchers may then favour parallelism over reuse.
   float load_cost = 0.0f;
+  // Ops with OpDef::strided_inputs: an input that is a view is read in place, from its stored tensor
+  // (bound whole), at `offset` + sum of index * stride over its dimensions; empty strides: stored
+  // contiguous from element 0.
+  std::vector<std::int64_t> strides;
+  std::int64_t offset = 0;
 };
 
 // kKernel ops: the output's shape and dtype from the inputs (errors say what is wrong, without the
@@ -232,6 +237,10 @@ struct OpDef {
   InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
   ElementLauncher element = nullptr;            // kKernel: see ElementLauncher
   VectorProductLauncher vector_product = nullptr;  // kKernel: see VectorProductLauncher
+  // kKernel: the launch addresses its inputs through TensorInfo::strides and offset, so a strided view
+  // (a transpose, a slice, a head split) feeds it without a copy; other kernel ops read contiguous
+  // tensors and get an Identity copy of such a view first (GraphBuilder).
+  bool strided_inputs = false;
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

@@ -152,8 +152,10 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
 
 // Whether `operand` ('A' or 'B') reads as runs of `elements` along its contiguous dimension, each starting
 // at a multiple of `elements` (16 bytes: 4 f32 or 8 f16): that dimension's stride 1, its extent and the
-// stride between its rows multiples of `elements`. (Batch offsets are whole matrices, multiples too.)
+// stride between its rows multiples of `elements`, and so the batches' offsets (whole matrices, or a
+// view's offset and batch strides).
 bool runs_aligned(const GemmProblem& p, char operand, std::int64_t elements) {
+  if ((operand == 'A' ? p.a_batch_step : p.b_batch_step) % elements != 0) return false;
   if (operand == 'A') {
     const bool k_fast = p.a_stride_m != 1;
     return (k_fast ? p.a_stride_k : p.a_stride_m) == 1 && (k_fast ? p.k : p.m) % elements == 0 &&

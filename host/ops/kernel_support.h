@@ -60,6 +60,8 @@ struct GemmProblem {
   std::int64_t a_stride_m = 1, a_stride_k = 1;
   std::int64_t b_stride_k = 1, b_stride_n = 1;
   std::string a_batch = "0u", b_batch = "0u";  // GLSL element offsets, in the macro parameter (b)
+  // The gcd of A's / B's batch offsets (a view's: its offset and batch strides); 0: whole matrices.
+  std::int64_t a_batch_step = 0, b_batch_step = 0;
   std::string value = "(acc)";  // GLSL of the value stored for dot product (acc) of element (m, n)
   // A's and B's storage: both f16, cooperative matrices where the device has them; f32 operands whose rows
   // are whole vec4s load as vec4s on the tiled root.

@@ -2,7 +2,9 @@
 // dimension removed). The GEMM roots (roots/gemm_tiled.glsl, roots/gemm_skinny.glsl) compute it; the
 // blocking is chosen from the problem and the device (gemm_launch, host/ops/kernel_support.cpp).
 #include <algorithm>
+#include <numeric>
 
+#include "codegen/broadcast_map.h"
 #include "host/graph.h"
 #include "host/op_registry.h"
 #include "host/ops/kernel_support.h"
@@ -50,9 +52,56 @@ Result<TensorInfo> infer_matmul(std::span<const TensorInfo> in, const OpAttrs&) 
   return TensorInfo{s.out, in[0].dtype};
 }
 
+// An operand as the GEMM roots address it: its row and column strides, the GLSL of batch b's first
+// element (`var` its batch index over out_batch), the gcd of its batches' offsets (0: whole matrices,
+// so as aligned as the rows), and whether its batches' rows follow each other as one strided run of rows
+// (so batches can stack into rows). From the view layout an op with strided_inputs is given
+// (TensorInfo::strides, offset), else the contiguous one; a 1-D operand is one row (A) or column (B).
+struct OperandLayout {
+  std::int64_t stride_rows = 1, stride_cols = 1;
+  std::string batch = "0u";
+  std::int64_t batch_step = 0;
+  bool batches_stack = true;
+};
+
+OperandLayout operand_layout(const TensorInfo& info, const Shape& out_batch, bool is_b) {
+  const Shape& shape = info.shape;
+  const std::size_t rank = shape.size();
+  const std::size_t batch_rank = rank > 2 ? rank - 2 : 0;
+  const Shape batch(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(batch_rank));
+  OperandLayout l;
+  if (info.strides.empty()) {  // contiguous: A [..., M, K], B [..., K, N]; a 1-D B is [K, 1]
+    l.stride_rows = is_b && rank == 1 ? 1 : shape.back();
+    const std::int64_t matrix = rank == 1 ? shape[0] : shape[rank - 2] * shape[rank - 1];
+    l.batch = batch_offset_glsl(out_batch, batch, matrix, "(b)");
+    return l;
+  }
+  const std::vector<std::int64_t>& st = info.strides;
+  if (rank == 1) {  // A's one row of K (any row stride but 1 keeps its loads along K) or B's one column
+    l.stride_rows = is_b ? st[0] : st[0] * shape[0] + 1;
+    l.stride_cols = is_b ? 1 : st[0];
+  } else {
+    l.stride_rows = st[rank - 2];
+    l.stride_cols = st[rank - 1];
+  }
+  const std::vector<std::int64_t> batch_strides(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(batch_rank));
+  l.batch = broadcast_index_glsl(broadcast_map(out_batch, batch, batch_strides), "(b)", info.offset);
+  l.batch_step = info.offset;
+  for (std::size_t d = 0; d < batch_rank; ++d)
+    if (batch[d] > 1) l.batch_step = std::gcd(l.batch_step, batch_strides[d]);
+  // Batches stack into rows where each batch dimension steps over the whole extent of the next one.
+  for (std::size_t d = 0; d < batch_rank; ++d) {
+    const std::int64_t next_extent = d + 1 < batch_rank ? batch[d + 1] : shape[rank - 2];
+    const std::int64_t next_stride = d + 1 < batch_rank ? batch_strides[d + 1] : l.stride_rows;
+    if (batch[d] > 1 && batch_strides[d] != next_extent * next_stride) l.batches_stack = false;
+  }
+  return l;
+}
+
 Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs&,
                                    const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
+  const OperandLayout a = operand_layout(in[0], s.out_batch, false), b = operand_layout(in[1], s.out_batch, true);
   GemmProblem p;
   p.batch = shape_numel(s.out_batch);
   p.m = s.m;
@@ -61,7 +110,9 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   // same elements. Tiles then cover the rows of many batches instead of M alone: vit_b_16's QKV
   // projection ([197, 1, 768] x [768, 2304]) was 197 products of one row, each re-reading all of B, and
   // convnext_tiny's last stages ([1, 7, 7, 3072] x [3072, 768]) were 7 products of 7 rows on 32-row tiles.
-  if (shape_numel(s.b_batch) == 1) {
+  // (A view of A stacks where its batches' rows are one strided run of rows.)
+  const bool stacked = shape_numel(s.b_batch) == 1 && a.batches_stack;
+  if (stacked) {
     p.m = p.batch * s.m;
     p.batch = 1;
   }
@@ -71,13 +122,18 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   p.b_dtype = in[1].dtype;
   p.a_computed = in[0].load_cost > 0.0f;
   p.b_computed = in[1].load_cost > 0.0f;
-  p.a_stride_m = s.k;
-  p.a_stride_k = 1;
-  p.b_stride_k = s.n;
-  p.b_stride_n = 1;
+  p.a_stride_m = a.stride_rows;
+  p.a_stride_k = a.stride_cols;
+  p.b_stride_k = b.stride_rows;
+  p.b_stride_n = b.stride_cols;
+  p.a_batch_step = a.batch_step;
+  p.b_batch_step = b.batch_step;
   if (p.batch > 1) {
-    p.a_batch = batch_offset_glsl(s.out_batch, s.a_batch, s.m * s.k, "(b)");
-    p.b_batch = batch_offset_glsl(s.out_batch, s.b_batch, s.k * s.n, "(b)");
+    p.a_batch = a.batch;
+    p.b_batch = b.batch;
+  } else {  // one product: only a view's offset
+    if (in[0].offset != 0) p.a_batch = glsl_uint(in[0].offset);
+    if (in[1].offset != 0) p.b_batch = glsl_uint(in[1].offset);
   }
   return gemm_launch(p, device);
 }
@@ -104,7 +160,8 @@ constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
 const OpDef kMatMulOps[] = {
     {.name = "MatMul", .kind = OpKind::kKernel, .arity = 2, .input_class = {InputClass::kFloat, InputClass::kFloat},
      .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
-     .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2},
+     .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2,
+     .strided_inputs = true},
 };
 
 }  // namespace

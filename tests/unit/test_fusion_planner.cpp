@@ -199,10 +199,8 @@ TEST_CASE("a residual stream is stored once, not recomputed from every earlier b
   //        └──────────────────────────────────────────── Add ─ x_{i+1}
   const Graph graph = testing::build_residual_stream(8, 6, 6, 3);
   const FusionPlan p = plan(graph);
-  // (The copy of the transposed conv output is its own dispatch: "an anchor's loads do not gather a
-  // transposed view".)
-  CHECK(labels_of(p) == "Conv | Identity | MatMul | Mul -> Add | Conv | Identity | MatMul | Mul -> Add | Conv | "
-                       "Identity | MatMul | Mul -> Add");
+  // (The MatMul reads the transposed conv output in place: OpDef::strided_inputs.)
+  CHECK(labels_of(p) == "Conv | MatMul | Mul -> Add | Conv | MatMul | Mul -> Add | Conv | MatMul | Mul -> Add");
   for (const FusionGroup& g : p.groups) {
     CAPTURE(g.label);
     CHECK(g.inputs.size() <= 3);  // Mul -> Add reads x_i, the MatMul's result and s: one block's tensors
@@ -264,57 +262,55 @@ TEST_CASE("pre-fusion: the cooperative-matrix root takes a scale in its loads, n
 }
 
 TEST_CASE("pre-fusion: an input loaded in 16-byte runs does not gather a strided view") {
-  //   x[32,2,32] ─ Transpose(1,0,2) ─ Identity ─ MatMul(a, .)   => [Identity] [MatMul]   (f16 coopmat, f32)
+  //   x[64,32] ─ Slice(every other row) ─ Identity ─ Gemm(a, .)   => [Identity] [Gemm]   (f16 coopmat, f32)
+  // (Gemm reads contiguous inputs: a strided view reaches it through a copy. MatMul reads it in place.)
   DevicePlan device;
   device.f16_storage = true;
+  auto every_other_row = [](GraphBuilder& g, Tensor t, std::string name = "") {
+    return g.op("Slice", {t}, {{"axis", 0}, {"start", 0}, {"end", 1 << 20}, {"step", 2}}, std::move(name));
+  };
   GraphBuilder b;
-  const Tensor a = b.input("a", {2, 32, 32}, DType::kF16), x = b.input("x", {32, 2, 32}, DType::kF16);
-  const Tensor strided = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  const Tensor a = b.input("a", {32, 32}, DType::kF16), x = b.input("x", {64, 32}, DType::kF16);
+  const Tensor strided = every_other_row(b, x);
   SUBCASE("a copy of the view") {
-    b.output(b.op("MatMul", {a, strided}), "y");
+    b.output(b.op("Gemm", {a, strided}), "y");
     const Graph graph = build_graph(b);
-    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity -> MatMul");
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity -> Gemm");
     device.coopmat_f16 = true;
-    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity | MatMul");
+    CHECK(labels_of(plan(graph, FusionMode::kFused, device)) == "Identity | Gemm");
   }
   SUBCASE("f32: the tiled root loads it as vec4s") {
     GraphBuilder f;
-    const Tensor fx = f.input("x", {32, 2, 32});
-    f.output(f.op("MatMul", {f.input("a", {2, 32, 32}), f.op("Transpose", {fx}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})}), "y");
-    CHECK(labels_of(plan(build_graph(f))) == "Identity | MatMul");
+    f.output(f.op("Gemm", {f.input("a", {32, 32}), every_other_row(f, f.input("x", {64, 32}))}), "y");
+    CHECK(labels_of(plan(build_graph(f))) == "Identity | Gemm");
   }
   SUBCASE("only the operand loaded in runs: A's rows of 36 halves are not 16-byte runs, B's of 32 are") {
     GraphBuilder h;
-    const std::vector<std::int64_t> perm{1, 0, 2};
-    const Tensor ha = h.op("Transpose", {h.input("xa", {32, 2, 36}, DType::kF16)}, {{"perm", perm}}, "a_view");
-    const Tensor hb = h.op("Transpose", {h.input("xb", {36, 2, 32}, DType::kF16)}, {{"perm", perm}}, "b_view");
-    h.output(h.op("MatMul", {ha, hb}), "y");
+    const Tensor ha = every_other_row(h, h.input("xa", {64, 36}, DType::kF16), "a_view");
+    const Tensor hb = every_other_row(h, h.input("xb", {72, 32}, DType::kF16), "b_view");
+    h.output(h.op("Gemm", {ha, hb}), "y");
     device.coopmat_f16 = true;
     const Graph graph = build_graph(h);
     const FusionPlan p = plan(graph, FusionMode::kFused, device);
     REQUIRE(p.groups.size() == 2);
-    CHECK(labels_of(p) == "Identity | Identity -> MatMul");
+    CHECK(labels_of(p) == "Identity | Identity -> Gemm");
     CHECK(names(graph, p.groups[0].inputs) == "b_view");  // B's copy runs alone, A's in the loads
   }
   SUBCASE("a contiguous view (a slice at an offset) stays in the loads") {
     GraphBuilder h;
-    const Tensor whole = h.input("whole", {4, 32, 32}, DType::kF16);
-    h.output(h.op("MatMul", {h.input("a", {2, 32, 32}, DType::kF16), h.op("Slice", {whole}, {{"axis", 0}, {"start", 2}, {"end", 4}})}), "y");
+    const Tensor whole = h.input("whole", {64, 32}, DType::kF16);
+    h.output(h.op("Gemm", {h.input("a", {32, 32}, DType::kF16), h.op("Slice", {whole}, {{"axis", 0}, {"start", 32}, {"end", 64}})}), "y");
     device.coopmat_f16 = true;
-    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "Identity -> MatMul");
+    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "Identity -> Gemm");
   }
-  SUBCASE("a Conv's gathered X is not loaded in runs: its copy of a strided view stays in the loads") {
+  SUBCASE("MatMul reads the views in place: no copy, one dispatch") {
     GraphBuilder h;
-    const Tensor rows = h.op("Slice", {h.input("x", {1, 16, 16, 16}, DType::kF16)}, {{"axis", 2}, {"end", 8}});
-    h.output(h.op("Conv", {rows, h.input("w", {32, 16, 3, 3}, DType::kF16)}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}), "y");
+    const std::vector<std::int64_t> perm{1, 0, 2};
+    const Tensor ha = h.op("Transpose", {h.input("xa", {32, 2, 36}, DType::kF16)}, {{"perm", perm}});
+    const Tensor hb = h.op("Transpose", {h.input("xb", {36, 2, 32}, DType::kF16)}, {{"perm", perm}});
+    h.output(h.op("MatMul", {ha, hb}), "y");
     device.coopmat_f16 = true;
-    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "Identity -> Conv");
-  }
-  SUBCASE("a scale of a stored tensor stays in the loads") {
-    const Tensor stored = b.input("stored", {2, 32, 32}, DType::kF16);
-    b.output(b.op("MatMul", {a, b.op("Mul", {stored, b.input("s", {1, 1, 32}, DType::kF16)})}), "y");
-    device.coopmat_f16 = true;
-    CHECK(labels_of(plan(build_graph(b), FusionMode::kFused, device)) == "Mul -> MatMul");
+    CHECK(labels_of(plan(build_graph(h), FusionMode::kFused, device)) == "MatMul");
   }
 }
 

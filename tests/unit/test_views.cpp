@@ -258,19 +258,21 @@ TEST_CASE("view errors in the builder name the node") {
   CHECK(c.status().message() == "node 't' (Transpose): unknown attribute 'perm'");  // a list, not a number
 }
 
-TEST_CASE("kernel ops read views: contiguous ones directly, strided ones through a copy") {
+TEST_CASE("kernel ops read views: contiguous ones directly, strided ones through a copy or in place") {
   GraphBuilder b;
   const Tensor a = b.input("a", {3, 4});
   const Tensor w = b.input("w", {3, 5});
   const Tensor flat = b.input("flat", {20});
-  // a^T [4,3] is strided: copied. flat as [1,5,4] (Reshape, then Unsqueeze) is contiguous: read as is.
+  // a^T [4,3] is strided: MatMul reads it in place (OpDef::strided_inputs), Gemm through a copy. flat as
+  // [1,5,4] (Reshape, then Unsqueeze) is contiguous: read as is.
   const Tensor at = b.op("Transpose", {a}, {}, "at");
   const Tensor m1 = b.op("MatMul", {at, w}, {}, "m1");
   const Tensor w2 = b.op("Unsqueeze", {b.op("Reshape", {flat}, {{"shape", Ints{5, 4}}}, "r")}, {{"axes", Ints{0}}}, "u");
   const Tensor m2 = b.op("MatMul", {m1, w2}, {}, "m2");
   b.output(m2, "y");
+  b.output(b.op("Gemm", {at, w}, {}, "g"), "z");
   const Graph graph = build_graph(b);
-  CHECK(ops_of(graph) == "Transpose Identity MatMul Reshape Unsqueeze MatMul");
+  CHECK(ops_of(graph) == "Transpose MatMul Reshape Unsqueeze MatMul Identity Gemm");
   CHECK(graph_ir(graph).value(graph_ir(graph).outputs[0]).shape == Shape{1, 4, 4});
 }
 
