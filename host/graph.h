@@ -55,8 +55,8 @@ struct GraphIR {
     const NodeId p = value(id).producer;
     return p != kNoNode && node(p).op->kind == OpKind::kView;
   }
-  // What an op's launchers see of node `n`'s inputs: their shapes and dtypes, and for an op with
-  // OpDef::strided_inputs the layout of each view it reads in place (group_kernel.cpp).
+  // What an op's launchers see of node `n`'s inputs: their shapes and dtypes, and the layout of each
+  // strided view it reads in place (OpDef::reads_in_place; group_kernel.cpp).
   std::vector<TensorInfo> input_infos(NodeId n) const;
   TensorInfo input_info(NodeId n, ValueId u) const;
 };

@@ -194,13 +194,26 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
     s.node_names.erase(node_name);
     return lower_reduce_axes(*this, *def, x, *resolved, node_name);
   }
-  // Kernel ops read contiguous tensors: a strided view feeding one is copied first, unless the op
-  // addresses its inputs' strides itself (OpDef::strided_inputs: MatMul). A view op that cannot express
-  // itself over a strided view (a Reshape of a transpose) gets the same copy.
-  if (def->kind == OpKind::kKernel)
-    for (ValueId& in : node.inputs)
-      if (!is_contiguous_value(s.ir, in) && !(def->strided_inputs && resolve_view(s.ir, in).ok()))
-        in = op("Identity", {Tensor{in}}, {}, node_name + "_contiguous" + std::to_string(in)).id;
+  // Kernel ops read contiguous tensors: a strided view feeding one is copied first, unless the op reads
+  // it in place (OpDef::reads_in_place: MatMul). A view op that cannot express itself over a strided
+  // view (a Reshape of a transpose) gets the same copy.
+  if (def->kind == OpKind::kKernel) {
+    std::vector<TensorInfo> infos;
+    for (ValueId in : node.inputs) {
+      TensorInfo info{s.ir.value(in).shape, s.ir.value(in).dtype};
+      if (auto view = resolve_view(s.ir, in); view.ok() && !is_contiguous_value(s.ir, in)) {
+        info.strides = view->layout.strides;
+        info.offset = view->layout.offset;
+      }
+      infos.push_back(std::move(info));
+    }
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      ValueId& in = node.inputs[k];
+      if (is_contiguous_value(s.ir, in)) continue;
+      if (def->reads_in_place && !infos[k].strides.empty() && def->reads_in_place(infos, k)) continue;
+      in = op("Identity", {Tensor{in}}, {}, node_name + "_contiguous" + std::to_string(in)).id;
+    }
+  }
   auto inferred = infer_node(s.ir, node);
   if (!inferred.ok() && def->kind == OpKind::kView && inferred.status().code() == ErrorCode::kUnsupported &&
       !is_contiguous_value(s.ir, node.inputs[0])) {

@@ -58,7 +58,7 @@ bool is_contiguous_value(const GraphIR& graph, ValueId v) {
 
 TensorInfo GraphIR::input_info(NodeId n, ValueId u) const {
   TensorInfo info{value(u).shape, value(u).dtype};
-  if (node(n).op->strided_inputs && is_view(u) && !is_contiguous_value(*this, u))
+  if (node(n).op->reads_in_place && is_view(u) && !is_contiguous_value(*this, u))
     if (auto view = resolve_view(*this, u); view.ok()) {
       info.strides = view->layout.strides;
       info.offset = view->layout.offset;
@@ -163,11 +163,11 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // Pre-fusion: an anchor argument the group computes (an elementwise chain the planner copied in) is
   // evaluated in the anchor's loads, over the chain's own inputs.
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
-  // element on: its binding's base, contiguous; or, for an op with OpDef::strided_inputs, the stored
-  // tensor a view of it lies in, which the launch addresses itself (TensorInfo::strides).
+  // element on: its binding's base, contiguous; or, for an op that reads views in place
+  // (OpDef::reads_in_place), the stored tensor a view lies in, which the launch addresses itself.
   auto whole_input = [&](ValueId v, const Node& reader) -> Result<KernelInput> {
     const bool contiguous = is_contiguous_value(graph, v);
-    if (!contiguous && !reader.op->strided_inputs)
+    if (!contiguous && !reader.op->reads_in_place)
       return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
     VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
     KernelInput input;

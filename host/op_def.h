@@ -67,6 +67,10 @@ struct TensorInfo {
 // node: the caller adds it).
 using KernelInfer = Result<TensorInfo> (*)(std::span<const TensorInfo> inputs, const OpAttrs& attrs);
 
+// kKernel ops: whether input k of `inputs` (a view, with its strides) is read where it lies (OpDef::
+// reads_in_place).
+using StridedReader = bool (*)(std::span<const TensorInfo> inputs, std::size_t k);
+
 // kKernel ops: the root template, its constants and the dispatch geometry. The template reads input k
 // with VKF_IN<k>(index) and writes with VKF_OUT0(index, value) (both in register types: float for
 // f32/f16), and finds every define given here plus VKF_WORKGROUP_SIZE.
@@ -237,10 +241,10 @@ struct OpDef {
   InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
   ElementLauncher element = nullptr;            // kKernel: see ElementLauncher
   VectorProductLauncher vector_product = nullptr;  // kKernel: see VectorProductLauncher
-  // kKernel: the launch addresses its inputs through TensorInfo::strides and offset, so a strided view
-  // (a transpose, a slice, a head split) feeds it without a copy; other kernel ops read contiguous
-  // tensors and get an Identity copy of such a view first (GraphBuilder).
-  bool strided_inputs = false;
+  // kKernel: whether the launch reads input k, a strided view (TensorInfo::strides and offset: a
+  // transpose, a slice, a head split), in place; where it does not, or the op has none of this, the
+  // GraphBuilder copies such a view first (Identity) and the op reads a contiguous tensor.
+  StridedReader reads_in_place = nullptr;
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

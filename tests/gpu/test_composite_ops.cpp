@@ -292,8 +292,9 @@ TEST_CASE("MatMul reads views in place, contiguous and strided; a Reshape of a t
 
 // Attention as torch 2.x exports it: one QKV product [T, 3 * H * D] split into heads by views (Reshape,
 // Transpose, a Gather of one index = Slice + Squeeze), which both MatMuls read in place: q [H, T, D]
-// (rows 3HD apart, heads D apart), k^T [H, D, T] (K contiguous), v [H, T, D]. Also a 1-D strided
-// operand, a head view against a B shared by all heads, and B's batch broadcast over A's.
+// (rows 3HD apart, heads D apart), k^T [H, D, T] (K contiguous), v [H, T, D]. Also 1-D strided
+// operands, a head view against one B for all heads (copied first: its heads cannot stack into rows),
+// and whole batches from an offset against one B (read in place, stacked into one product).
 TEST_CASE("MatMul reads attention's head views in place: fused and unfused match the CPU reference, f32 and f16") {
   constexpr std::int64_t T = 7, H = 2, D = 5;
   const TestDomain domain{-1.0f, 1.0f};
@@ -302,7 +303,7 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     std::mt19937 rng(dtype == DType::kF32 ? 41 : 42);
     GraphBuilder b;
     const Tensor qkv = b.input("qkv", {T, 3 * H * D}, dtype);
-    const Tensor w = b.input("w", {D, 3}, dtype), w2 = b.input("w2", {T, 3}, dtype);
+    const Tensor w = b.input("w", {D, 3}, dtype), w2 = b.input("w2", {T, 3}, dtype), x3 = b.input("x3", {4, 3, D}, dtype);
     const Tensor heads = b.op("Transpose", {b.op("Reshape", {qkv}, {{"shape", Ints{T, 3, H, D}}})},
                               {{"perm", Ints{1, 2, 0, 3}}});  // [3, H, T, D]
     // Gather(x, i) along `axis` as the importer writes it: Slice, then Squeeze.
@@ -314,20 +315,24 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     const Tensor scores = b.op("MatMul", {q, b.op("Transpose", {k}, {{"perm", Ints{0, 2, 1}}})});  // [H, T, T]
     b.output(scores, "scores");
     b.output(b.op("MatMul", {scores, v}), "attended");  // [H, T, D]
-    b.output(b.op("MatMul", {q, w}), "shared_b");       // [H, T, 3]: one B for every head
+    b.output(b.op("MatMul", {q, w}), "shared_b");       // [H, T, 3]: one B for every head (q copied)
     const Tensor row = pick(pick(v, 0, 1), 0, 2);        // [D]: v[1, 2, :], at an offset
     b.output(b.op("MatMul", {row, w}), "row");
     const Tensor column = pick(pick(v, 0, 0), 1, 3);     // [T]: v[0, :, 3], 3HD apart
     b.output(b.op("MatMul", {column, w2}), "column");
+    // Whole batches 1..2 of x3: their rows stack into one product with w, read from an offset.
+    b.output(b.op("MatMul", {b.op("Slice", {x3}, {{"axis", 0.0f}, {"start", 1.0f}, {"end", 3.0f}}), w}), "stacked");
     auto graph = b.build();
     REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-    CHECK(count_ops(*graph, "Identity") == 0);
+    // One copy: q against the shared w (its heads cannot stack into rows: matmul_reads_in_place).
+    CHECK(count_ops(*graph, "Identity") == 1);
 
     const std::map<std::string, HostTensor> feeds{{"qkv", random_tensor({T, 3 * H * D}, dtype, domain, rng)},
                                                   {"w", random_tensor({D, 3}, dtype, domain, rng)},
-                                                  {"w2", random_tensor({T, 3}, dtype, domain, rng)}};
+                                                  {"w2", random_tensor({T, 3}, dtype, domain, rng)},
+                                                  {"x3", random_tensor({4, 3, D}, dtype, domain, rng)}};
     const std::vector<float> x = feeds.at("qkv").to_floats(), wv = feeds.at("w").to_floats(),
-                             w2v = feeds.at("w2").to_floats();
+                             w2v = feeds.at("w2").to_floats(), x3v = feeds.at("x3").to_floats();
     const std::vector<float> hv = transpose(x, {T, 3, H, D}, {1, 2, 0, 3});  // [3, H, T, D]
     auto at = [&](int which, std::int64_t h, std::int64_t t, std::int64_t d) {
       return hv[static_cast<std::size_t>(((which * H + h) * T + t) * D + d)];
@@ -350,7 +355,8 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     for (std::int64_t t = 0; t < T; ++t) column_v.push_back(at(2, 0, t, 3));
     const std::vector<std::pair<std::string, std::vector<float>>> want{
         {"scores", want_scores}, {"attended", want_attended}, {"shared_b", want_shared},
-        {"row", matmul(row_v, wv, 1, D, 3)}, {"column", matmul(column_v, w2v, 1, T, 3)}};
+        {"row", matmul(row_v, wv, 1, D, 3)}, {"column", matmul(column_v, w2v, 1, T, 3)},
+        {"stacked", matmul(std::vector<float>(x3v.begin() + 3 * D, x3v.begin() + 9 * D), wv, 6, D, 3)}};
     // f16: the inputs as stored are the reference's; each product rounds once to f16 (scores before
     // attended: twice).
     const double tolerance = dtype == DType::kF32 ? 1e-10 : 1e-5;

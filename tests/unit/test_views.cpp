@@ -276,6 +276,23 @@ TEST_CASE("kernel ops read views: contiguous ones directly, strided ones through
   CHECK(graph_ir(graph).value(graph_ir(graph).outputs[0]).shape == Shape{1, 4, 4});
 }
 
+TEST_CASE("MatMul copies an A view whose batches cannot stack against a shared B, reads the others in place") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {8, 7, 6});  // [batch, tokens, features]
+  const Tensor w = b.input("w", {6, 5});
+  const Tensor per_token = b.op("Transpose", {x}, {{"perm", Ints{1, 0, 2}}}, "tokens_first");  // [7, 8, 6]
+  // Against one shared w the 7 x 8 rows would be 7 products of 8 rows, each reading w: copied.
+  b.output(b.op("MatMul", {per_token, w}, {}, "shared"), "y");
+  // Against a B per batch there is nothing to stack: read in place.
+  b.output(b.op("MatMul", {per_token, b.input("wb", {7, 6, 5})}, {}, "batched"), "z");
+  // A view whose batches do stack (whole batches from an offset) against a shared B: read in place; one
+  // whose batches leave rows out between them (tokens 1..6 of each) is copied.
+  b.output(b.op("MatMul", {b.op("Slice", {x}, {{"axis", 0}, {"start", 2}, {"end", 6}}), w}, {}, "batches"), "r");
+  b.output(b.op("MatMul", {b.op("Slice", {x}, {{"axis", 1}, {"start", 1}, {"end", 7}}), w}, {}, "rows"), "s");
+  const Graph graph = build_graph(b);
+  CHECK(ops_of(graph) == "Transpose Identity MatMul MatMul Slice MatMul Slice Identity MatMul");
+}
+
 TEST_CASE("ONNX reduction axes resolve to a permutation, the first trailing axis and the output shape") {
   auto resolve = [](const Shape& x, const Ints& axes, bool keepdims, bool noop = false) {
     auto r = resolve_reduce_axes(x, axes, keepdims, noop);
