@@ -276,7 +276,7 @@ TEST_CASE("kernel ops read views: contiguous ones directly, strided ones through
   CHECK(graph_ir(graph).value(graph_ir(graph).outputs[0]).shape == Shape{1, 4, 4});
 }
 
-TEST_CASE("MatMul copies an A view whose batches cannot stack against a shared B, reads the others in place") {
+TEST_CASE("MatMul copies a reversed view and an A view whose batches cannot stack against a shared B, reads the others in place") {
   GraphBuilder b;
   const Tensor x = b.input("x", {8, 7, 6});  // [batch, tokens, features]
   const Tensor w = b.input("w", {6, 5});
@@ -291,6 +291,11 @@ TEST_CASE("MatMul copies an A view whose batches cannot stack against a shared B
   b.output(b.op("MatMul", {b.op("Slice", {x}, {{"axis", 1}, {"start", 1}, {"end", 7}}), w}, {}, "rows"), "s");
   const Graph graph = build_graph(b);
   CHECK(ops_of(graph) == "Transpose Identity MatMul MatMul Slice MatMul Slice Identity MatMul");
+  // A reversed view (negative strides) is copied.
+  GraphBuilder r;
+  const Tensor reversed = r.op("Slice", {r.input("x", {6, 5})}, {{"axis", 0}, {"start", -1}, {"end", -7}, {"step", -1}});
+  r.output(r.op("MatMul", {reversed, r.input("w", {5, 3})}), "y");
+  CHECK(ops_of(build_graph(r)) == "Slice Identity MatMul");
 }
 
 TEST_CASE("ONNX reduction axes resolve to a permutation, the first trailing axis and the output shape") {
