@@ -1034,7 +1034,12 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   }
   std::size_t extra_chunks = 0;
   const std::uint64_t chunk = device.chunk_bytes();
+  std::set<ValueId> kernel_bases;  // a view a kernel op reads in place binds its whole base
   for (ValueId v : kernel_reads) {
+    while (graph.is_view(v)) v = graph.node(graph.value(v).producer).inputs[0];
+    kernel_bases.insert(v);
+  }
+  for (ValueId v : kernel_bases) {
     const std::uint64_t bytes = graph.value(v).bytes();
     if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;
   }

@@ -371,7 +371,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         kernel.bound_values.push_back(view.base);
         continue;
       }
-      const std::uint64_t total = value.bytes();
+      const std::uint64_t total = graph.value(view.base).bytes();  // a view read in place: all of its base
       for (std::uint64_t offset = 0; offset < total; offset += chunked->second) {
         kernel.chunks[kernel.bound_values.size()] = {offset, std::min(chunked->second, total - offset)};
         kernel.bound_values.push_back(view.base);

@@ -56,7 +56,7 @@ struct TensorInfo {
   // kKernel launches: the cost of one element where the template loads it, when it is computed there
   // (an ElementLauncher's element); 0 for a plain load. Launchers may then favour parallelism over reuse.
   float load_cost = 0.0f;
-  // Ops with OpDef::strided_inputs: an input that is a view is read in place, from its stored tensor
+  // Ops with OpDef::reads_in_place: an input that is a view is read in place, from its stored tensor
   // (bound whole), at `offset` + sum of index * stride over its dimensions; empty strides: stored
   // contiguous from element 0.
   std::vector<std::int64_t> strides;

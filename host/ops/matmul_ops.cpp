@@ -77,8 +77,8 @@ OperandLayout operand_layout(const TensorInfo& info, const Shape& out_batch, boo
     return l;
   }
   const std::vector<std::int64_t>& st = info.strides;
-  if (rank == 1) {  // A's one row of K (any row stride but 1 keeps its loads along K) or B's one column
-    l.stride_rows = is_b ? st[0] : st[0] * shape[0] + 1;
+  if (rank == 1) {  // A's one row of K (a row stride other than 1 keeps its loads along K) or B's one column
+    l.stride_rows = is_b ? st[0] : std::max<std::int64_t>(2, shape[0] * st[0]);
     l.stride_cols = is_b ? 1 : st[0];
   } else {
     l.stride_rows = st[rank - 2];
@@ -87,14 +87,20 @@ OperandLayout operand_layout(const TensorInfo& info, const Shape& out_batch, boo
   const std::vector<std::int64_t> batch_strides(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(batch_rank));
   l.batch = broadcast_index_glsl(broadcast_map(out_batch, batch, batch_strides), "(b)", info.offset);
   l.batch_step = info.offset;
+  // Batches stack into rows where each batch dimension steps over the whole extent of the next, the rows
+  // last. Dimensions of one element take no steps (a Slice leaves them any stride), and one row per
+  // batch steps as the innermost batch dimension does.
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // (extent, stride), outermost first
   for (std::size_t d = 0; d < batch_rank; ++d)
-    if (batch[d] > 1) l.batch_step = std::gcd(l.batch_step, batch_strides[d]);
-  // Batches stack into rows where each batch dimension steps over the whole extent of the next one.
-  for (std::size_t d = 0; d < batch_rank; ++d) {
-    const std::int64_t next_extent = d + 1 < batch_rank ? batch[d + 1] : shape[rank - 2];
-    const std::int64_t next_stride = d + 1 < batch_rank ? batch_strides[d + 1] : l.stride_rows;
-    if (batch[d] > 1 && batch_strides[d] != next_extent * next_stride) l.batches_stack = false;
-  }
+    if (batch[d] > 1) {
+      steps.emplace_back(batch[d], batch_strides[d]);
+      l.batch_step = std::gcd(l.batch_step, batch_strides[d]);
+    }
+  const std::int64_t rows = rank > 1 ? shape[rank - 2] : 1;
+  if (rows == 1 && !steps.empty()) l.stride_rows = steps.back().second;
+  steps.emplace_back(rows, l.stride_rows);
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i)
+    if (steps[i].second != steps[i + 1].first * steps[i + 1].second) l.batches_stack = false;
   return l;
 }
 

@@ -304,6 +304,7 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     GraphBuilder b;
     const Tensor qkv = b.input("qkv", {T, 3 * H * D}, dtype);
     const Tensor w = b.input("w", {D, 3}, dtype), w2 = b.input("w2", {T, 3}, dtype), x3 = b.input("x3", {4, 3, D}, dtype);
+    const Tensor x4 = b.input("x4", {2, 2, 3, D}, dtype);
     const Tensor heads = b.op("Transpose", {b.op("Reshape", {qkv}, {{"shape", Ints{T, 3, H, D}}})},
                               {{"perm", Ints{1, 2, 0, 3}}});  // [3, H, T, D]
     // Gather(x, i) along `axis` as the importer writes it: Slice, then Squeeze.
@@ -322,17 +323,24 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     b.output(b.op("MatMul", {column, w2}), "column");
     // Whole batches 1..2 of x3: their rows stack into one product with w, read from an offset.
     b.output(b.op("MatMul", {b.op("Slice", {x3}, {{"axis", 0.0f}, {"start", 1.0f}, {"end", 3.0f}}), w}), "stacked");
+    // x4[:, 0:1]: its batches (x4[0, 0], x4[1, 0]) are 2 x 3 x D apart, not the 3 x D rows of one: they do
+    // not stack, whatever stride the Slice leaves its axis of one element.
+    b.output(b.op("MatMul", {b.op("Slice", {x4}, {{"axis", 1.0f}, {"start", 0.0f}, {"end", 2.0f}, {"step", 2.0f}}), w}),
+             "unit_axis");
     auto graph = b.build();
     REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-    // One copy: q against the shared w (its heads cannot stack into rows: matmul_reads_in_place).
-    CHECK(count_ops(*graph, "Identity") == 1);
+    // Copies: q and x4's slice against the shared w (their batches cannot stack into rows:
+    // matmul_reads_in_place).
+    CHECK(count_ops(*graph, "Identity") == 2);
 
     const std::map<std::string, HostTensor> feeds{{"qkv", random_tensor({T, 3 * H * D}, dtype, domain, rng)},
                                                   {"w", random_tensor({D, 3}, dtype, domain, rng)},
                                                   {"w2", random_tensor({T, 3}, dtype, domain, rng)},
-                                                  {"x3", random_tensor({4, 3, D}, dtype, domain, rng)}};
+                                                  {"x3", random_tensor({4, 3, D}, dtype, domain, rng)},
+                                                  {"x4", random_tensor({2, 2, 3, D}, dtype, domain, rng)}};
     const std::vector<float> x = feeds.at("qkv").to_floats(), wv = feeds.at("w").to_floats(),
-                             w2v = feeds.at("w2").to_floats(), x3v = feeds.at("x3").to_floats();
+                             w2v = feeds.at("w2").to_floats(), x3v = feeds.at("x3").to_floats(),
+                             x4v = feeds.at("x4").to_floats();
     const std::vector<float> hv = transpose(x, {T, 3, H, D}, {1, 2, 0, 3});  // [3, H, T, D]
     auto at = [&](int which, std::int64_t h, std::int64_t t, std::int64_t d) {
       return hv[static_cast<std::size_t>(((which * H + h) * T + t) * D + d)];
@@ -356,7 +364,12 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     const std::vector<std::pair<std::string, std::vector<float>>> want{
         {"scores", want_scores}, {"attended", want_attended}, {"shared_b", want_shared},
         {"row", matmul(row_v, wv, 1, D, 3)}, {"column", matmul(column_v, w2v, 1, T, 3)},
-        {"stacked", matmul(std::vector<float>(x3v.begin() + 3 * D, x3v.begin() + 9 * D), wv, 6, D, 3)}};
+        {"stacked", matmul(std::vector<float>(x3v.begin() + 3 * D, x3v.begin() + 9 * D), wv, 6, D, 3)},
+        {"unit_axis", [&] {
+           std::vector<float> rows(x4v.begin(), x4v.begin() + 3 * D);  // x4[0, 0], then x4[1, 0]
+           rows.insert(rows.end(), x4v.begin() + 6 * D, x4v.begin() + 9 * D);
+           return matmul(rows, wv, 6, D, 3);
+         }()}};
     // f16: the inputs as stored are the reference's; each product rounds once to f16 (scores before
     // attended: twice).
     const double tolerance = dtype == DType::kF32 ? 1e-10 : 1e-5;

@@ -172,14 +172,18 @@ TEST_CASE("a kernel op's input larger than one storage buffer binding is bound i
     GraphBuilder b;
     const Tensor a = b.input("a", {3, 100}), w = b.input("w", {100, 13});     // 1200 and 5200 bytes
     const Tensor x = b.input("x", {5, 40}), v = b.input("v", {30, 40});       // 800 and 4800 bytes
+    const Tensor tall = b.input("tall", {200, 13});                           // 10400 bytes
     b.output(b.op("MatMul", {a, w}), "mm");
     b.output(b.op("Relu", {b.op("Gemm", {x, v}, {{"transB", 1.0f}})}), "gemm");
+    // A view read in place (rows 100.. of `tall`, from element 1300: the sixth chunk on) binds all of
+    // its base's chunks.
+    b.output(b.op("MatMul", {a, b.op("Slice", {tall}, {{"axis", 0.0f}, {"start", 100.0f}, {"end", 200.0f}})}), "view");
     auto graph = b.build();
     REQUIRE(graph.ok());
     std::mt19937 rng(5);
     std::map<std::string, HostTensor> feeds;
     for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
-             {"a", {3, 100}}, {"w", {100, 13}}, {"x", {5, 40}}, {"v", {30, 40}}})
+             {"a", {3, 100}}, {"w", {100, 13}}, {"x", {5, 40}}, {"v", {30, 40}}, {"tall", {200, 13}}})
       feeds.emplace(name, random_tensor(shape, DType::kF32, {-1.0f, 1.0f}, rng));
     auto session = Session::create(*context, *graph, {});
     REQUIRE_MESSAGE(session.ok(), session.status().to_string());
@@ -187,7 +191,7 @@ TEST_CASE("a kernel op's input larger than one storage buffer binding is bound i
     REQUIRE_MESSAGE(got.ok(), got.status().to_string());
     auto want = evaluate_reference(*graph, feeds);
     REQUIRE(want.ok());
-    for (const char* name : {"mm", "gemm"}) {
+    for (const char* name : {"mm", "gemm", "view"}) {
       CAPTURE(name);
       const CloseReport report = all_close(got->at(name).to_floats(), want->at(name).to_floats(), 1e-5, 1e-5);
       CHECK_MESSAGE(report.ok, report.describe());
