@@ -364,6 +364,9 @@ def bad_models():
     write("reshape_mismatch.onnx", make_model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
                                               [value_info("x", x)], [value_info("y", (4, 2))],
                                               [const("shape", np.asarray([4, 2], np.int64))]))
+    write("gather_out_of_range.onnx", make_model([helper.make_node("Gather", ["x", "index"], ["y"], name="pick", axis=1)],
+                                                 [value_info("x", x)], [value_info("y", (2,))],
+                                                 [const("index", np.asarray(-4, np.int64))]))
     nodes = [
         helper.make_node("TopK", ["x", "k"], ["v1", "i1"], name="topk_a", axis=1),
         helper.make_node("Relu", ["v1"], ["r"], name="after_topk"),

@@ -256,6 +256,9 @@ TEST_CASE("ONNX: rank mismatches are errors naming the tensor") {
   if (have_ops({"Reshape"}))
     CHECK(load_error(bad_path("reshape_mismatch")).message() ==
           bad_path("reshape_mismatch") + " (opset 13): node 'reshape' (Reshape): Reshape of [2,3] (6 elements) to [4,2] (8 elements)");
+  // A constant Gather index (imported as a view) is checked against its axis on import.
+  CHECK(load_error(bad_path("gather_out_of_range")).message() ==
+        bad_path("gather_out_of_range") + " (opset 13): node 'pick' (Gather): Gather index -4 is out of range for axis 1 of [2,3]");
 }
 
 TEST_CASE("ONNX: symbolic dimensions need OnnxOptions::input_shapes or batch") {
