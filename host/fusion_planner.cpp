@@ -191,10 +191,7 @@ class Planner {
   }
 
   // The value in memory behind a value: itself, or the base a chain of views reads.
-  ValueId stored_value(ValueId v) const {
-    while (graph_.is_view(v)) v = graph_.node(graph_.value(v).producer).inputs[0];
-    return v;
-  }
+  ValueId stored_value(ValueId v) const { return graph_.view_base(v); }
 
   // The computing node behind a value (through views), or kNoNode for graph inputs and constants.
   NodeId stored_producer(ValueId v) const { return graph_.value(stored_value(v)).producer; }
@@ -1028,17 +1025,12 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   for (ValueId v : group.inputs) {
     const Value& value = graph.value(v);
     if (value.constant && value.constant->numel() == 1 && !kernel_reads.count(v)) continue;
-    while (graph.is_view(v))
-      v = graph.node(graph.value(v).producer).inputs[0];
-    bases.insert(v);
+    bases.insert(graph.view_base(v));
   }
   std::size_t extra_chunks = 0;
   const std::uint64_t chunk = device.chunk_bytes();
   std::set<ValueId> kernel_bases;  // a view a kernel op reads in place binds its whole base
-  for (ValueId v : kernel_reads) {
-    while (graph.is_view(v)) v = graph.node(graph.value(v).producer).inputs[0];
-    kernel_bases.insert(v);
-  }
+  for (ValueId v : kernel_reads) kernel_bases.insert(graph.view_base(v));
   for (ValueId v : kernel_bases) {
     const std::uint64_t bytes = graph.value(v).bytes();
     if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;

@@ -55,6 +55,11 @@ struct GraphIR {
     const NodeId p = value(id).producer;
     return p != kNoNode && node(p).op->kind == OpKind::kView;
   }
+  // The stored tensor a chain of views reads (`id` itself where it is stored).
+  ValueId view_base(ValueId id) const {
+    while (is_view(id)) id = node(value(id).producer).inputs[0];
+    return id;
+  }
   // What an op's launchers see of node `n`'s inputs: their shapes and dtypes, and the layout of each
   // strided view it reads in place (OpDef::reads_in_place; group_kernel.cpp).
   std::vector<TensorInfo> input_infos(NodeId n) const;

@@ -199,14 +199,7 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
   // view (a Reshape of a transpose) gets the same copy.
   if (def->kind == OpKind::kKernel) {
     std::vector<TensorInfo> infos;
-    for (ValueId in : node.inputs) {
-      TensorInfo info{s.ir.value(in).shape, s.ir.value(in).dtype};
-      if (auto view = resolve_view(s.ir, in); view.ok() && !is_contiguous_value(s.ir, in)) {
-        info.strides = view->layout.strides;
-        info.offset = view->layout.offset;
-      }
-      infos.push_back(std::move(info));
-    }
+    for (ValueId in : node.inputs) infos.push_back(view_info(s.ir, in));
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
       ValueId& in = node.inputs[k];
       if (is_contiguous_value(s.ir, in)) continue;

@@ -56,14 +56,18 @@ bool is_contiguous_value(const GraphIR& graph, ValueId v) {
          shape_numel(graph.value(view->base).shape) == shape_numel(view->layout.shape);
 }
 
-TensorInfo GraphIR::input_info(NodeId n, ValueId u) const {
-  TensorInfo info{value(u).shape, value(u).dtype};
-  if (node(n).op->reads_in_place && is_view(u) && !is_contiguous_value(*this, u))
-    if (auto view = resolve_view(*this, u); view.ok()) {
+TensorInfo view_info(const GraphIR& graph, ValueId v) {
+  TensorInfo info{graph.value(v).shape, graph.value(v).dtype};
+  if (!is_contiguous_value(graph, v))
+    if (auto view = resolve_view(graph, v); view.ok()) {
       info.strides = view->layout.strides;
       info.offset = view->layout.offset;
     }
   return info;
+}
+
+TensorInfo GraphIR::input_info(NodeId n, ValueId u) const {
+  return node(n).op->reads_in_place ? view_info(*this, u) : TensorInfo{value(u).shape, value(u).dtype};
 }
 
 std::vector<TensorInfo> GraphIR::input_infos(NodeId n) const {

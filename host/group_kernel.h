@@ -33,6 +33,9 @@ KernelOp node_op(const GraphIR& graph, const Node& node, std::vector<KernelOpera
 KernelCombine to_kernel_combine(ReduceCombine combine);
 // Whether v's data is its stored base whole, in row-major order (not a strided view of another).
 bool is_contiguous_value(const GraphIR& graph, ValueId v);
+// v's shape and dtype, and where it is a strided view (not contiguous), its layout in its stored base
+// (TensorInfo::strides and offset: what an op that reads views in place addresses).
+TensorInfo view_info(const GraphIR& graph, ValueId v);
 // f16 and bool tensors live in 16- and 8-bit storage buffers: an error naming the group, the tensor and
 // the feature where the device lacks it.
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device);
