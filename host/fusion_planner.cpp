@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host/concat_families.h"
+#include "host/copy_placement.h"
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
@@ -66,7 +67,10 @@ class Planner {
       if (node.op->kind == OpKind::kView) continue;  // an index map, no group
       place(n, mode);
     }
-    return mode == FusionMode::kFused ? place_concats_in_place() : 0;
+    if (mode != FusionMode::kFused) return 0;
+    const std::size_t placed = place_concats_in_place();
+    place_copies_in_place();
+    return placed;
   }
 
   // The group that computes `v`, or -1 (graph input, constant, view).
@@ -136,6 +140,11 @@ class Planner {
           deps.insert(group_of_[static_cast<std::size_t>(p)]);
           continue;
         }
+        if (graph_.node(p).op->copies_input) {  // a copy in place: the groups that store into it
+          for (const auto& [part, slice] : stored_in_)
+            if (slice.into == graph_.node(p).output) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
+          continue;
+        }
         for (ValueId part : graph_.node(p).inputs) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
       }
     return deps;
@@ -188,6 +197,69 @@ class Planner {
       ++placed;
     }
     return placed;
+  }
+
+  // Copies in place: an Identity that runs alone and copies a view which reorders a value X read by
+  // nothing else (every element of X lands once in the copy T), where X is a Concat written in place,
+  // has each of the Concat's inputs' groups store its slice straight into T, each element where the
+  // copy would put it, where those places form one ElementPlacement (a whole X reordered never does).
+  // Neither the copy nor the Concat runs. shufflenet's channel shuffle:
+  //   b1 ─┐                                      [... (into Identity)] b1 -> T[:, 0::2]
+  //   b2 ─┴─ Concat ─ Reshape ─ Transpose ─ Identity ─ T  =>  [... (into Identity)] b2 -> T[:, 1::2]
+  // (tests/unit "copies in place: a channel shuffle is stored by the Concat's inputs", tests/gpu
+  // "copies in place")
+  void place_copies_in_place() {
+    for (NodeId c = 0; c < static_cast<NodeId>(graph_.nodes.size()); ++c) {
+      const Node& copy = graph_.node(c);
+      const int g = group_of_[static_cast<std::size_t>(c)];
+      if (!copy.op->copies_input || g < 0 || !drafts_[static_cast<std::size_t>(g)].alive ||
+          drafts_[static_cast<std::size_t>(g)].nodes.size() != 1 || !graph_.is_view(copy.inputs[0]))
+        continue;
+      // The chain of views from X to the copy, each value read by the next alone.
+      ValueId v = copy.inputs[0];
+      NodeId reader = c;
+      bool alone = true;
+      for (;;) {
+        const Value& value = graph_.value(v);
+        alone = alone && !value.is_output && value.consumers.size() == 1 && value.consumers[0] == reader;
+        if (!alone || !graph_.is_view(v)) break;
+        reader = value.producer;
+        v = graph_.node(reader).inputs[0];
+      }
+      const NodeId p = graph_.value(v).producer;
+      if (!alone || p == kNoNode || !in_place_.count(p) || graph_.node(p).op->copies_input || prefix_of_.count(v) ||
+          stored_in_.count(copy.output) || prefix_of_.count(copy.output))
+        continue;
+      // The Concat's inputs, each stored into X where its group puts it.
+      std::vector<std::pair<ValueId, ElementPlacement>> parts;
+      for (ValueId part : graph_.node(p).inputs) {
+        const auto slice = stored_in_.find(part);
+        if (slice == stored_in_.end() || slice->second.into != v) break;
+        parts.push_back({part, slice->second.placement});
+      }
+      if (parts.size() != graph_.node(p).inputs.size()) continue;
+      // Nothing may read X's leading bytes (an input that something besides the Concat reads, a member
+      // Concat of a family): they move.
+      bool prefix_read = false;
+      for (const auto& [part, at] : parts) prefix_read = prefix_read || graph_.value(part).consumers.size() > 1;
+      for (const auto& [value, whole] : prefix_of_)
+        prefix_read = prefix_read || (whole == v && std::none_of(parts.begin(), parts.end(), [&](const auto& part) { return part.first == value; }));
+      if (prefix_read) continue;
+      auto view = resolve_view(graph_, copy.inputs[0]);
+      if (!view.ok()) continue;
+      const auto copy_index = invert_view(view->layout, shape_numel(graph_.value(v).shape));
+      if (!copy_index) continue;
+      std::vector<ElementPlacement> places;
+      for (const auto& [part, at] : parts)
+        if (auto place = place_through(*copy_index, at, shape_numel(graph_.value(part).shape))) places.push_back(*place);
+      if (places.size() != parts.size()) continue;
+      drafts_[static_cast<std::size_t>(g)].alive = false;
+      in_place_.insert(c);
+      for (std::size_t k = 0; k < parts.size(); ++k) {
+        stored_in_[parts[k].first] = {copy.output, places[k]};
+        prefix_of_.erase(parts[k].first);
+      }
+    }
   }
 
   // The value in memory behind a value: itself, or the base a chain of views reads.
@@ -505,6 +577,9 @@ class Planner {
       if (anchor && !is_float_dtype(graph_.value(v).dtype)) continue;
       const NodeId p = graph_.value(v).producer;
       if (p == kNoNode || group.nodes.count(p)) continue;
+      // A Concat to be written in place does not copy a view in its loads: the copy's own dispatch
+      // stores it into the Concat's slice instead, at the same cost, and the Concat need not run.
+      if (family_members_.count(n) && graph_.node(p).op->copies_input) continue;
       if (anchor && !launched) {
         launch = anchor_launch(n);
         launched = true;

@@ -245,6 +245,10 @@ struct OpDef {
   // transpose, a slice, a head split), in place; where it does not, or the op has none of this, the
   // GraphBuilder copies such a view first (Identity) and the op reads a contiguous tensor.
   StridedReader reads_in_place = nullptr;
+  // kElementwise: the output is the input (Identity). Where it copies a view that reorders a tensor
+  // only it reads, that tensor's producers may store into the copy instead (host/fusion_planner.cpp,
+  // copies in place).
+  bool copies_input = false;
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

@@ -157,10 +157,13 @@ int run_plan(const Args& args) {
                 g.kept_values.size() == 1 ? "" : "s");
     print_values("in:", *report, g.inputs);
     print_values("out:", *report, g.outputs);
-    for (const auto& [value, into] : g.stored_into)
-      std::printf("      into: %s stores into its slice of %s (the Concat does not run)\n",
+    for (const auto& [value, into] : g.stored_into) {
+      const int writer = report->values[static_cast<std::size_t>(into)].producer;  // the op that does not run
+      std::printf("      into: %s stores into its slice of %s (the %s does not run)\n",
                   report->values[static_cast<std::size_t>(value)].name.c_str(),
-                  report->values[static_cast<std::size_t>(into)].name.c_str());
+                  report->values[static_cast<std::size_t>(into)].name.c_str(),
+                  writer < 0 ? "copy" : report->nodes[static_cast<std::size_t>(writer)].op_type.c_str());
+    }
     for (const auto& [value, whole] : g.read_from)
       std::printf("      from: %s is read as the first elements of %s (no copy)\n",
                   report->values[static_cast<std::size_t>(value)].name.c_str(),

@@ -329,7 +329,7 @@ constexpr OpDef kOps[] = {
     {.name = "Identity", .kind = kEw, .arity = 1, .snippet = "identity",
      .glsl_function = "op_identity", .input_class = {kAnyIn}, .type_rule = kSameAsFirst,
      .attrs = kNoAttrs, .reference = ref_identity, .cost = 0, .tolerance = kExact,
-     .domain = kDefault},
+     .domain = kDefault, .copies_input = true},
 };
 
 }  // namespace

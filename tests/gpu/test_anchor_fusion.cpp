@@ -282,6 +282,55 @@ TEST_CASE("Concat written in place: a dense block's Concats share the last one's
   }
 }
 
+// Two shufflenet units with odd channel counts: each unit's Concat is shuffled (Reshape, Transpose,
+// Reshape: the builder copies the transpose), then split in halves. Fused, the Concats' inputs store
+// straight into the copies' channels 2c and 2c + 1 (tests/unit "copies in place"), and neither the
+// Concats nor the copies run; the second unit's first half is a view of the first copy, copied into
+// its place by its own dispatch. Against unfused (every Concat and copy runs) and the CPU reference,
+// f32 and f16, at batch 1 and 2.
+TEST_CASE("copies in place: shufflenet units store their halves into the channel shuffle, f32 and f16") {
+  constexpr std::int64_t kC = 7, kH = 6, kW = 5;
+  for (std::int64_t n : {1, 2}) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = std::string(dtype_name(dtype)) + " n" + std::to_string(n);
+      CAPTURE(what);
+      GraphBuilder b;
+      std::mt19937 rng(static_cast<std::uint32_t>(1500 + n * 10 + (dtype == DType::kF16 ? 1 : 0)));
+      std::map<std::string, HostTensor> feeds;
+      auto input = [&](const std::string& name, const Shape& shape) {
+        feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+        return b.input(name, shape, dtype);
+      };
+      const Ints pads{1, 1, 1, 1};
+      auto shuffle = [&](const Tensor& cat) {
+        const Tensor split = b.op("Reshape", {cat}, {{"shape", Ints{n, 2, kC, kH, kW}}});
+        const Tensor t = b.op("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3, 4}}});
+        return b.op("Reshape", {t}, {{"shape", Ints{n, 2 * kC, kH, kW}}});
+      };
+      auto half = [&](const Tensor& t, float start) {
+        return b.op("Slice", {t}, {{"axis", 1.0f}, {"start", start}, {"end", start + static_cast<float>(kC)}});
+      };
+      const Tensor x = input("x", {n, 3, kH, kW});
+      const Tensor a = b.op("Relu", {b.op("Conv", {x, input("w1", {kC, 3, 1, 1})})});
+      const Tensor c = b.op("Conv", {x, input("w2", {kC, 3, 3, 3})}, {{"pads", pads}});
+      const Tensor t1 = shuffle(b.op("Concat", {a, c}, {{"axis", 1.0f}}));
+      Tensor branch = b.op("Relu", {b.op("Conv", {half(t1, kC), input("w3", {kC, kC, 1, 1})})});
+      branch = b.op("Conv", {branch, input("w4", {kC, 1, 3, 3})}, {{"pads", pads}, {"group", static_cast<float>(kC)}});
+      branch = b.op("Relu", {b.op("Conv", {branch, input("w5", {kC, kC, 1, 1})})});
+      const Tensor t2 = shuffle(b.op("Concat", {half(t1, 0.0f), branch}, {{"axis", 1.0f}}));
+      b.output(b.op("Conv", {t2, input("wy", {3, 2 * kC, 1, 1})}), "y");
+      const Graph graph = build(b);
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      // Conv -> Relu, Conv (into the first copy); the second unit's 1x1 Conv (reading its half through
+      // the copy's pre-fused Identity), its depthwise and 1x1 Convs, the first half's copy (into the
+      // second copy); the last Conv.
+      CHECK(o.fused_dispatches == 6);
+      CHECK(o.unfused_dispatches > o.fused_dispatches + 4);
+    }
+  }
+}
+
 // Concats that share inputs or read each other (tests/unit "Concat in place: a value goes into one Concat
 // only"): two starting with the same value, a dense block whose member an earlier Concat reads, a Concat
 // that reads one with its own leading inputs. Fused vs unfused vs the CPU reference.

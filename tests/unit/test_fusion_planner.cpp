@@ -986,4 +986,45 @@ TEST_CASE("Concat in place: producers store into its slices") {
   CHECK(labels_of(plan(build_graph(from_input))) == "Conv | Concat");
 }
 
+TEST_CASE("copies in place: a channel shuffle is stored by the Concat's inputs") {
+  //   x[2,3,5,4] ─ Conv(w1) ─ Relu ─┐                                    [Conv -> Relu (into Identity)]
+  //   x ────────── Conv(w2) ────────┴─ Concat ─ Reshape[2,2,7,5,4] ─       [Conv (into Identity)]
+  //     Transpose(0,2,1,3,4) ─ (Identity) ─ Reshape[2,14,5,4] ─ Conv ─ y   [Conv]
+  // The Reshape of the transpose is no view: the builder copies the transpose (Identity). Input a's
+  // channel c lands at channel 2c of the copy, b's at 2c + 1: runs of 5*4 elements, 2*5*4 apart.
+  auto shuffle_graph = [](bool concat_also_output) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {2, 3, 5, 4});
+    const Tensor a = b.op("Relu", {b.op("Conv", {x, b.input("w1", {7, 3, 1, 1})})});
+    const Tensor c = b.op("Conv", {x, b.input("w2", {7, 3, 1, 1})});
+    const Tensor cat = b.op("Concat", {a, c}, {{"axis", 1.0f}});
+    const Tensor split = b.op("Reshape", {cat}, {{"shape", std::vector<std::int64_t>{2, 2, 7, 5, 4}}});
+    const Tensor t = b.op("Transpose", {split}, {{"perm", std::vector<std::int64_t>{0, 2, 1, 3, 4}}});
+    const Tensor shuffled = b.op("Reshape", {t}, {{"shape", std::vector<std::int64_t>{2, 14, 5, 4}}});
+    b.output(b.op("Conv", {shuffled, b.input("w3", {5, 14, 1, 1})}), "y");
+    if (concat_also_output) b.output(cat, "cat");
+    return build_graph(b);
+  };
+  const Graph graph = shuffle_graph(false);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Conv -> Relu (into Identity) | Conv (into Identity) | Conv");
+  REQUIRE(p.groups.size() == 3);
+  for (std::size_t g = 0; g < 2; ++g) {
+    CAPTURE(g);
+    REQUIRE(p.groups[g].stored_in.size() == 1);
+    const StoredSlice& slice = p.groups[g].stored_in.begin()->second;
+    CHECK(graph_ir(graph).node(graph_ir(graph).value(slice.into).producer).op->name == "Identity");
+    CHECK(slice.placement.offset == static_cast<std::int64_t>(g) * 20);
+    CHECK(slice.placement.slice == 20);
+    CHECK(slice.placement.stride == 40);
+    CHECK(p.groups[g].level == 0);
+  }
+  CHECK(p.groups[2].level == 1);  // after both
+  CHECK(p.prefix_of.empty());
+  // Unfused the Concat and the copy run; where the Concat is read elsewhere too, it is stored and the
+  // copy runs.
+  CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Conv | Conv | Relu | Concat | Identity | Conv");
+  CHECK(labels_of(plan(shuffle_graph(true))) == "Conv -> Relu (into Concat) | Conv (into Concat) | Identity | Conv");
+}
+
 }  // namespace vkfuse

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/device_plan.h"
+#include "host/copy_placement.h"
 #include "host/fusion_planner.h"
 #include "host/graph.h"
 #include "host/group_kernel.h"
@@ -500,6 +501,32 @@ TEST_CASE("composites plan into the expected number of fused groups") {
   b.output(b.op("BatchNormalization", {relu, params[0], params[1], params[2], params[3]}), "y");
   const Graph bn = build_graph(b);
   CHECK(labels_of(bn) == "Relu -> Add -> Sqrt -> Div -> Sub -> Mul -> Add");
+}
+
+TEST_CASE("copies in place: where a view's copy puts each element, and which placements fit") {
+  // [2, 3, 4] transposed to [3, 2, 4]: element (a, b, k) of the base lands at (b, a, k) of the copy.
+  const auto index = invert_view(*apply("Transpose", contiguous({2, 3, 4}), {{"perm", {1, 0, 2}}}), 24);
+  REQUIRE(index.has_value());
+  for (std::int64_t a = 0; a < 2; ++a)
+    for (std::int64_t b = 0; b < 3; ++b)
+      for (std::int64_t k = 0; k < 4; ++k) CHECK((*index)[static_cast<std::size_t>(a * 12 + b * 4 + k)] == b * 8 + a * 4 + k);
+  // Base row a (12 elements) as a part: runs of 4, 8 apart, from 4a.
+  for (std::int64_t a = 0; a < 2; ++a) {
+    const auto place = place_through(*index, ElementPlacement{.offset = a * 12}, 12);
+    REQUIRE(place.has_value());
+    CHECK(place->offset == a * 4);
+    CHECK(place->slice == 4);
+    CHECK(place->stride == 8);
+  }
+  // The whole base reorders at two levels: no one placement.
+  CHECK_FALSE(place_through(*index, ElementPlacement{}, 24).has_value());
+  // Views that skip or repeat elements are no reordering.
+  StridedLayout slice = contiguous({2, 3, 4});
+  slice.shape = {2, 2, 4};
+  CHECK_FALSE(invert_view(slice, 24).has_value());
+  StridedLayout broadcast{{2, 12}, {0, 1}, 0};
+  CHECK_FALSE(invert_view(broadcast, 12).has_value());
+  CHECK_FALSE(invert_view(broadcast, 24).has_value());
 }
 
 }  // namespace vkfuse
