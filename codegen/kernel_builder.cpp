@@ -252,16 +252,36 @@ std::uint64_t elementwise_num_vectors(std::int64_t numel) {
   return (static_cast<std::uint64_t>(numel) + kElementwiseVec - 1) / kElementwiseVec;
 }
 
+std::int64_t ElementPlacement::at(std::int64_t i) const {
+  if (slice == 0) return offset + i;
+  std::int64_t index = offset + i % slice, inner = slice, step = stride;
+  for (const auto& [size, block_stride] : blocks) {
+    index += i % size / inner * step;
+    inner = size;
+    step = block_stride;
+  }
+  return index + i / inner * step;
+}
+
 std::string ElementPlacement::index(const std::string& i) const {
   if (identity()) return i;
   const std::string at = offset == 0 ? "" : " + " + std::to_string(offset) + "u";
   if (slice == 0) return "(" + i + at + ")";
-  const std::string n = std::to_string(slice) + "u";
-  return "((" + i + ") / " + n + " * " + std::to_string(stride) + "u" + at + " + (" + i + ") % " + n + ")";
+  auto u = [](std::int64_t v) { return std::to_string(v) + "u"; };
+  std::string terms;  // the levels below the outermost (i / inner), innermost first
+  std::int64_t inner = slice, step = stride;
+  for (const auto& [size, block_stride] : blocks) {
+    terms += " + (" + i + ") % " + u(size) + " / " + u(inner) + " * " + u(step);
+    inner = size;
+    step = block_stride;
+  }
+  return "((" + i + ") / " + u(inner) + " * " + u(step) + terms + at + " + (" + i + ") % " + u(slice) + ")";
 }
 
 bool ElementPlacement::whole_vec4s() const {
-  return offset % 4 == 0 && slice % 4 == 0 && stride % 4 == 0;
+  bool whole = offset % 4 == 0 && slice % 4 == 0 && stride % 4 == 0;
+  for (const auto& [size, block_stride] : blocks) whole = whole && size % 4 == 0 && block_stride % 4 == 0;
+  return whole;
 }
 
 // The chain names of vector stage j ("s0x0", ...).

@@ -51,16 +51,23 @@ struct KernelOp {
 };
 
 // Where a tensor's elements lie in a larger one it is part of (a Concat written in place: each input is
-// a slice of the result): element i at offset + i, or, with slice > 0, at (i / slice) * stride + offset +
-// i % slice (runs of `slice` elements, `stride` apart). The defaults put element i at i.
+// a slice of the result; a copy written in place: its source reordered): element i at offset + i, or,
+// with slice > 0, at (i / slice) * stride + offset + i % slice (runs of `slice` elements, `stride`
+// apart). With `blocks`, the runs group further, innermost first: blocks[0] = {B, S} takes runs B / slice
+// at a time, and such blocks lie S apart, so element i is at offset + i % slice + ((i % B) / slice) *
+// stride + (i / B) * S; blocks[1] groups those blocks, and so on (a transpose: vit_b_16's heads merged
+// back, a channels-last result read channels-first, one more block per image of a batch). The
+// defaults put element i at i.
 struct ElementPlacement {
   std::int64_t offset = 0, slice = 0, stride = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> blocks;  // {elements per block, stride between blocks}
 
   bool identity() const { return offset == 0 && slice == 0; }
-  // Whether the two put every element at the same index (the stride matters only between runs).
+  // Whether the two put every element at the same index (the strides matter only between runs).
   bool operator==(const ElementPlacement& o) const {
-    return offset == o.offset && slice == o.slice && (slice == 0 || stride == o.stride);
+    return offset == o.offset && slice == o.slice && (slice == 0 || stride == o.stride) && blocks == o.blocks;
   }
+  std::int64_t at(std::int64_t i) const;          // the index of element `i`
   std::string index(const std::string& i) const;  // GLSL: the index of element `i`
   bool whole_vec4s() const;  // 4 consecutive elements from a multiple of 4 land as one aligned vec4
 };

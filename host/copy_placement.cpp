@@ -1,15 +1,6 @@
 #include "host/copy_placement.h"
 
 namespace vkfuse {
-namespace {
-
-// The index of element i of a part placed at `at`, in the element order ElementPlacement::index gives.
-std::int64_t placed(const ElementPlacement& at, std::int64_t i) {
-  if (at.slice == 0) return at.offset + i;
-  return i / at.slice * at.stride + at.offset + i % at.slice;
-}
-
-}  // namespace
 
 std::optional<std::vector<std::int64_t>> invert_view(const StridedLayout& layout, std::int64_t base_numel) {
   std::int64_t numel = 1;
@@ -36,7 +27,7 @@ std::optional<ElementPlacement> place_through(const std::vector<std::int64_t>& c
                                               std::int64_t numel) {
   const auto total = static_cast<std::int64_t>(copy_index.size());
   auto dest = [&](std::int64_t i) -> std::int64_t {
-    const std::int64_t q = placed(at, i);
+    const std::int64_t q = at.at(i);
     return q >= 0 && q < total ? copy_index[static_cast<std::size_t>(q)] : -1;
   };
   if (numel <= 0 || dest(0) < 0) return std::nullopt;
@@ -44,13 +35,22 @@ std::optional<ElementPlacement> place_through(const std::vector<std::int64_t>& c
   std::int64_t run = 1;  // the first run of consecutive destinations
   while (run < numel && dest(run) == fit.offset + run) ++run;
   if (run < numel) {
-    if (numel % run != 0) return std::nullopt;
     fit.slice = run;
     fit.stride = dest(run) - fit.offset;
-    if (fit.stride < run) return std::nullopt;  // runs would overlap or go backwards
+    // Each level: as many of the blocks below, `step` apart, as follow the first.
+    std::int64_t inner = run, step = fit.stride;
+    for (;;) {
+      if (step <= 0 || numel % inner != 0 || fit.blocks.size() > kMaxPlacementBlocks) return std::nullopt;
+      std::int64_t count = 1;
+      while (count * inner < numel && dest(count * inner) == fit.offset + count * step) ++count;
+      if (count * inner == numel) break;
+      fit.blocks.push_back({count * inner, dest(count * inner) - fit.offset});
+      inner = count * inner;
+      step = fit.blocks.back().second;
+    }
   }
   for (std::int64_t i = 0; i < numel; ++i)
-    if (dest(i) != placed(fit, i)) return std::nullopt;
+    if (dest(i) != fit.at(i)) return std::nullopt;
   return fit;
 }
 

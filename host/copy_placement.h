@@ -3,7 +3,7 @@
 // An Identity that copies a permuting view of X (a Transpose whose result a Reshape cannot take as a
 // view: shufflenet's channel shuffle) writes every element of X once, somewhere in its output T. X's
 // producers can store there directly, and the copy need not run (host/fusion_planner.cpp, copies in
-// place), where each producer's destinations form one ElementPlacement.
+// place), where each producer's destinations form one ElementPlacement (runs, or blocks of runs).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,8 @@ namespace vkfuse {
 // (a slice, a broadcast) or the base has more than kMaxInvertedElements elements (planning time).
 std::optional<std::vector<std::int64_t>> invert_view(const StridedLayout& layout, std::int64_t base_numel);
 inline constexpr std::int64_t kMaxInvertedElements = std::int64_t{1} << 24;
+// Levels of blocks a placement may have: a 4-D transpose with its batch needs 3.
+inline constexpr std::size_t kMaxPlacementBlocks = 3;
 
 // Where the `numel` elements of a part that lies at `at` in the base land in the copy (`copy_index`, from
 // invert_view), if they form one ElementPlacement.

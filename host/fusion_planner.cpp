@@ -200,10 +200,12 @@ class Planner {
   }
 
   // Copies in place: an Identity that runs alone and copies a view which reorders a value X read by
-  // nothing else (every element of X lands once in the copy T), where X is a Concat written in place,
-  // has each of the Concat's inputs' groups store its slice straight into T, each element where the
-  // copy would put it, where those places form one ElementPlacement (a whole X reordered never does).
-  // Neither the copy nor the Concat runs. shufflenet's channel shuffle:
+  // nothing else (every element of X lands once in the copy T) has X's group store X straight into T,
+  // each element where the copy would put it, where those places form one ElementPlacement (runs, or
+  // blocks of runs: vit_b_16's heads merged back, [12, 197, 64] -> [197, 12, 64]; convnext_tiny's
+  // channels-last LayerNormalization back to channels-first). Where X is a Concat written in place,
+  // each of its inputs' groups stores its slice there, and neither the copy nor the Concat runs.
+  // shufflenet's channel shuffle:
   //   b1 ─┐                                      [... (into Identity)] b1 -> T[:, 0::2]
   //   b2 ─┴─ Concat ─ Reshape ─ Transpose ─ Identity ─ T  =>  [... (into Identity)] b2 -> T[:, 1::2]
   // (tests/unit "copies in place: a channel shuffle is stored by the Concat's inputs", tests/gpu
@@ -227,17 +229,26 @@ class Planner {
         v = graph_.node(reader).inputs[0];
       }
       const NodeId p = graph_.value(v).producer;
-      if (!alone || p == kNoNode || !in_place_.count(p) || graph_.node(p).op->copies_input || prefix_of_.count(v) ||
-          stored_in_.count(copy.output) || prefix_of_.count(copy.output))
+      if (!alone || p == kNoNode || graph_.value(v).constant || prefix_of_.count(v) || stored_in_.count(copy.output) ||
+          prefix_of_.count(copy.output))
         continue;
-      // The Concat's inputs, each stored into X where its group puts it.
+      // The parts stored into X: X itself from its group, or a Concat's inputs from theirs.
       std::vector<std::pair<ValueId, ElementPlacement>> parts;
-      for (ValueId part : graph_.node(p).inputs) {
-        const auto slice = stored_in_.find(part);
-        if (slice == stored_in_.end() || slice->second.into != v) break;
-        parts.push_back({part, slice->second.placement});
+      if (in_place_.count(p)) {
+        if (graph_.node(p).op->copies_input) continue;
+        for (ValueId part : graph_.node(p).inputs) {
+          const auto slice = stored_in_.find(part);
+          if (slice == stored_in_.end() || slice->second.into != v) break;
+          parts.push_back({part, slice->second.placement});
+        }
+        if (parts.size() != graph_.node(p).inputs.size()) continue;
+      } else {
+        const int h = group_of_[static_cast<std::size_t>(p)];
+        if (h < 0 || !drafts_[static_cast<std::size_t>(h)].alive || drafts_[static_cast<std::size_t>(h)].root == GroupRoot::kVector ||
+            stored_in_.count(v))
+          continue;
+        parts.push_back({v, ElementPlacement{}});
       }
-      if (parts.size() != graph_.node(p).inputs.size()) continue;
       // Nothing may read X's leading bytes (an input that something besides the Concat reads, a member
       // Concat of a family): they move.
       bool prefix_read = false;

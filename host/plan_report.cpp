@@ -58,6 +58,7 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
     g.nodes.assign(group.nodes.begin(), group.nodes.end());
     g.inputs.assign(group.inputs.begin(), group.inputs.end());
     g.outputs.assign(group.outputs.begin(), group.outputs.end());
+    g.wave = group.level;
     for (const auto& [value, slice] : group.stored_in) g.stored_into.push_back({value, slice.into});
     for (ValueId v : group.inputs)
       if (auto prefix = plan.prefix_of.find(v); prefix != plan.prefix_of.end()) g.read_from.push_back({v, prefix->second});

@@ -43,7 +43,8 @@ struct PlanGroup {
   std::vector<int> nodes;  // execution order inside the group
   std::vector<int> inputs;   // values read from memory
   std::vector<int> outputs;  // values written to memory
-  std::vector<std::pair<int, int>> stored_into;  // (output, the Concat it is stored into as a slice)
+  std::size_t wave = 0;      // FusionGroup::level: a barrier separates each wave from the next
+  std::vector<std::pair<int, int>> stored_into;  // (output, the value it is stored into: a Concat, a copy)
   std::vector<std::pair<int, int>> read_from;    // (input, the value whose leading elements it is: no copy)
   // Values computed inside the group and never written to memory, and their bytes.
   std::vector<int> kept_values;

@@ -333,6 +333,11 @@ struct Session::Impl {
     constexpr std::int64_t kMaxRuns = 64;
     const std::uint64_t element = dtype_size(value.dtype);
     const std::int64_t numel = shape_numel(value.shape);
+    if (!at.blocks.empty()) {  // blocks of runs: the span from the first element to the last (strides are positive)
+      const std::uint64_t begin = static_cast<std::uint64_t>(at.offset) * element;
+      writes.push_back({p.buffer, p.offset + begin, static_cast<std::uint64_t>(at.at(numel - 1) + 1) * element - begin});
+      return;
+    }
     const std::int64_t run = at.slice > 0 ? at.slice : numel, runs = numel / run;
     auto range = [&](std::int64_t first_run, std::int64_t last_run) {
       const std::uint64_t begin = static_cast<std::uint64_t>(first_run * at.stride + at.offset) * element;

@@ -15,7 +15,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--precision P] [--dot FILE] [--no-fusion]\n"
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
-    "  and the bytes of intermediates it keeps out of memory; then graph ops vs dispatches.\n"
+    "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
+    "  of memory; then graph ops vs dispatches and waves.\n"
     "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults, which desktop\n"
     "  GPUs and lavapipe get too), not with a device's own; a device with fewer storage buffers per\n"
     "  stage can split groups differently under `vkfuse run`.\n"
@@ -152,9 +153,9 @@ int run_plan(const Args& args) {
   for (std::size_t k = 0; k < report->groups.size(); ++k) {
     const PlanGroup& g = report->groups[k];
     std::printf("  [%zu] %s\n", k, g.label.c_str());
-    std::printf("      %zu op%s, %s root, intermediates kept out of memory: %s (%zu value%s)\n", g.nodes.size(),
-                g.nodes.size() == 1 ? "" : "s", g.root.c_str(), format_bytes(g.kept_bytes).c_str(), g.kept_values.size(),
-                g.kept_values.size() == 1 ? "" : "s");
+    std::printf("      %zu op%s, %s root, wave %zu, intermediates kept out of memory: %s (%zu value%s)\n", g.nodes.size(),
+                g.nodes.size() == 1 ? "" : "s", g.root.c_str(), g.wave, format_bytes(g.kept_bytes).c_str(),
+                g.kept_values.size(), g.kept_values.size() == 1 ? "" : "s");
     print_values("in:", *report, g.inputs);
     print_values("out:", *report, g.outputs);
     for (const auto& [value, into] : g.stored_into) {
@@ -176,8 +177,9 @@ int run_plan(const Args& args) {
   std::printf("%zu graph ops after import", report->op_count);
   if (report->view_count > 0)
     std::printf(" (+%zu view%s, no dispatch)", report->view_count, report->view_count == 1 ? "" : "s");
-  std::printf(" -> %zu dispatch%s; %s of intermediates kept out of memory\n", report->groups.size(),
-              report->groups.size() == 1 ? "" : "es", format_bytes(report->kept_bytes).c_str());
+  const std::size_t waves = report->groups.empty() ? 0 : report->groups.back().wave + 1;
+  std::printf(" -> %zu dispatch%s in %zu wave%s; %s of intermediates kept out of memory\n", report->groups.size(),
+              report->groups.size() == 1 ? "" : "es", waves, waves == 1 ? "" : "s", format_bytes(report->kept_bytes).c_str());
 
   if (const std::string dot_path = parsed->value("--dot"); !dot_path.empty()) {
     std::ofstream out(dot_path, std::ios::trunc);

@@ -331,6 +331,60 @@ TEST_CASE("copies in place: shufflenet units store their halves into the channel
   }
 }
 
+// A result read only through a copy of a reordering view is stored where the copy puts it, and the
+// copy does not run (tests/unit "copies in place: a reordered result ..."): attention heads merged back
+// (a MatMul's stores in blocks of runs), a channels-last LayerNormalization read channels-first by a
+// Conv (a reduce root's stores, element by element), a graph output through a Flatten. Fused vs
+// unfused vs the CPU reference, f32 and f16.
+TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores through a reordering view") {
+  using Input = std::function<Tensor(const std::string&, const Shape&)>;
+  auto check = [](const std::function<void(GraphBuilder&, const Input&)>& make, std::size_t fused) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      const std::string what = dtype_name(dtype);
+      CAPTURE(what);
+      const bool f16 = dtype == DType::kF16;
+      std::mt19937 rng(f16 ? 1601u : 1600u);
+      std::map<std::string, HostTensor> feeds;
+      GraphBuilder b;
+      make(b, [&](const std::string& name, const Shape& shape) {
+        feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+        return b.input(name, shape, dtype);
+      });
+      const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      CHECK(o.fused_dispatches == fused);
+      CHECK(o.unfused_dispatches > o.fused_dispatches);
+    }
+  };
+  SUBCASE("heads merged back: [3, 7, 6] -> [7, 3, 6] -> [7, 18]") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor h = b.op("MatMul", {b.op("MatMul", {input("q", {3, 7, 5}), input("k", {3, 5, 7})}), input("v", {3, 7, 6})});
+      const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{1, 0, 2}}});
+      b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{7, 18}}}), input("w", {18, 5})}), "y");
+    }, 3);
+  }
+  SUBCASE("heads of 8 merged back: whole vec4s") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor h = b.op("MatMul", {input("p", {2, 9, 4}), input("v", {4, 8})});
+      const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{1, 0, 2}}});
+      b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{9, 16}}}), input("w", {16, 3})}), "y");
+    }, 2);
+  }
+  SUBCASE("channels-last LayerNormalization, then a channels-first Conv") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor x = b.op("Transpose", {input("x", {2, 13, 5, 3})}, {{"perm", Ints{0, 2, 3, 1}}});
+      const Tensor ln = b.op("LayerNormalization", {x, input("g", {13}), input("beta", {13})}, {{"axis", -1.0f}});
+      const Tensor back = b.op("Transpose", {ln}, {{"perm", Ints{0, 3, 1, 2}}});
+      b.output(b.op("Conv", {back, input("w", {7, 13, 3, 3})}, {{"pads", Ints{1, 1, 1, 1}}}), "y");
+    }, 2);
+  }
+  SUBCASE("a graph output through a Flatten") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor m = b.op("Relu", {b.op("MatMul", {input("a", {3, 5, 7}), input("c", {7, 6})})});
+      b.output(b.op("Flatten", {m}, {{"axis", 1.0f}}), "y");
+    }, 1);
+  }
+}
+
 // Concats that share inputs or read each other (tests/unit "Concat in place: a value goes into one Concat
 // only"): two starting with the same value, a dense block whose member an earlier Concat reads, a Concat
 // that reads one with its own leading inputs. Fused vs unfused vs the CPU reference.

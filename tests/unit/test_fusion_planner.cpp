@@ -1027,4 +1027,34 @@ TEST_CASE("copies in place: a channel shuffle is stored by the Concat's inputs")
   CHECK(labels_of(plan(shuffle_graph(true))) == "Conv -> Relu (into Concat) | Conv (into Concat) | Identity | Conv");
 }
 
+TEST_CASE("copies in place: a reordered result is stored where its copy puts it") {
+  // Heads merged back (vit_b_16): q[3,5,4] ─ MatMul(k[3,4,5]) ─ MatMul(v[3,5,4]) ─ h[3,5,4] ─
+  //   Transpose(1,0,2) ─ (Identity) ─ Reshape[5,12] ─ MatMul(w[12,6]) ─ y
+  //   => [MatMul] [MatMul (into Identity)] [MatMul]: head a's row r lands at r * 12 + a * 4.
+  GraphBuilder b;
+  const Tensor q = b.input("q", {3, 5, 4}), k = b.input("k", {3, 4, 5}), v = b.input("v", {3, 5, 4});
+  const Tensor h = b.op("MatMul", {b.op("MatMul", {q, k}), v});
+  const Tensor t = b.op("Transpose", {h}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  const Tensor merged = b.op("Reshape", {t}, {{"shape", std::vector<std::int64_t>{5, 12}}});
+  b.output(b.op("MatMul", {merged, b.input("w", {12, 6})}), "y");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "MatMul | MatMul (into Identity) | MatMul");
+  REQUIRE(p.groups.size() == 3);
+  REQUIRE(p.groups[1].stored_in.size() == 1);
+  CHECK(p.groups[1].stored_in.begin()->first == h.id);
+  CHECK(p.groups[1].stored_in.begin()->second.placement ==
+        ElementPlacement{.offset = 0, .slice = 4, .stride = 12, .blocks = {{20, 4}}});
+  CHECK(p.groups[2].level == p.groups[1].level + 1);
+  CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "MatMul | MatMul | Identity | MatMul");
+  // A graph output read through a Flatten: the product stores into the output itself.
+  GraphBuilder f;
+  const Tensor m = f.op("MatMul", {f.input("a", {2, 3, 4}), f.input("c", {4, 5})});
+  f.output(f.op("Flatten", {m}, {{"axis", 1.0f}}), "flat");
+  const FusionPlan fp = plan(build_graph(f));
+  CHECK(labels_of(fp) == "MatMul (into Identity)");
+  REQUIRE(fp.groups.size() == 1);
+  CHECK(fp.groups[0].stored_in.begin()->second.placement.identity());
+}
+
 }  // namespace vkfuse

@@ -518,8 +518,23 @@ TEST_CASE("copies in place: where a view's copy puts each element, and which pla
     CHECK(place->slice == 4);
     CHECK(place->stride == 8);
   }
-  // The whole base reorders at two levels: no one placement.
-  CHECK_FALSE(place_through(*index, ElementPlacement{}, 24).has_value());
+  // The whole base: blocks of 12 (a row a), each runs of 4 elements 8 apart, the blocks 4 apart.
+  const auto whole = place_through(*index, ElementPlacement{}, 24);
+  REQUIRE(whole.has_value());
+  CHECK(*whole == ElementPlacement{.offset = 0, .slice = 4, .stride = 8, .blocks = {{12, 4}}});
+  for (std::int64_t i = 0; i < 24; ++i) CHECK(whole->at(i) == (*index)[static_cast<std::size_t>(i)]);
+  // [2, 3, 4, 5] to [3, 2, 5, 4]: runs of one element 4 apart, in blocks of 5 one apart, of 20 that are 40
+  // apart, of 60 that are 20 apart.
+  const auto deeper = invert_view(*apply("Transpose", contiguous({2, 3, 4, 5}), {{"perm", {1, 0, 3, 2}}}), 120);
+  REQUIRE(deeper.has_value());
+  const auto four = place_through(*deeper, ElementPlacement{}, 120);
+  REQUIRE(four.has_value());
+  CHECK(*four == ElementPlacement{.offset = 0, .slice = 1, .stride = 4, .blocks = {{5, 1}, {20, 40}, {60, 20}}});
+  for (std::int64_t i = 0; i < 120; ++i) CHECK(four->at(i) == (*deeper)[static_cast<std::size_t>(i)]);
+  // A 5-D reversal needs one level more than a placement takes.
+  const auto reversed = invert_view(*apply("Transpose", contiguous({2, 2, 2, 2, 2}), {{"perm", {4, 3, 2, 1, 0}}}), 32);
+  REQUIRE(reversed.has_value());
+  CHECK_FALSE(place_through(*reversed, ElementPlacement{}, 32).has_value());
   // Views that skip or repeat elements are no reordering.
   StridedLayout slice = contiguous({2, 3, 4});
   slice.shape = {2, 2, 4};
