@@ -333,9 +333,10 @@ TEST_CASE("copies in place: shufflenet units store their halves into the channel
 
 // A result read only through a copy of a reordering view is stored where the copy puts it, and the
 // copy does not run (tests/unit "copies in place: a reordered result ..."): attention heads merged back
-// (a MatMul's stores in blocks of runs), a channels-last LayerNormalization read channels-first by a
-// Conv (a reduce root's stores, element by element), a graph output through a Flatten. Fused vs
-// unfused vs the CPU reference, f32 and f16.
+// (a MatMul's stores in blocks of runs, one block level more per image), a LayerNormalization's rows
+// reordered (a reduce root's stores), a graph output through a Flatten; and a channels-last
+// LayerNormalization read channels-first, whose runs of one element the copy keeps. Fused vs unfused
+// vs the CPU reference, f32 and f16.
 TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores through a reordering view") {
   using Input = std::function<Tensor(const std::string&, const Shape&)>;
   auto check = [](const std::function<void(GraphBuilder&, const Input&)>& make, std::size_t fused) {
@@ -369,13 +370,28 @@ TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores t
       b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{9, 16}}}), input("w", {16, 3})}), "y");
     }, 2);
   }
-  SUBCASE("channels-last LayerNormalization, then a channels-first Conv") {
+  SUBCASE("heads merged back at batch 2: [2, 3, 7, 8] -> [2, 7, 3, 8] -> [2, 7, 24]") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor h = b.op("MatMul", {input("p", {2, 3, 7, 5}), input("v", {2, 3, 5, 8})});
+      const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{0, 2, 1, 3}}});
+      b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{2, 7, 24}}}), input("w", {24, 3})}), "y");
+    }, 2);
+  }
+  SUBCASE("a LayerNormalization's rows reordered: [2, 5, 3, 12] -> [2, 3, 5, 12]") {
+    check([](GraphBuilder& b, const Input& input) {
+      const Tensor ln = b.op("LayerNormalization", {input("x", {2, 5, 3, 12}), input("g", {12}), input("beta", {12})},
+                             {{"axis", -1.0f}});
+      const Tensor t = b.op("Transpose", {ln}, {{"perm", Ints{0, 2, 1, 3}}});
+      b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{2, 3, 60}}}), input("w", {60, 5})}), "y");
+    }, 2);
+  }
+  SUBCASE("channels-last LayerNormalization, then a channels-first Conv: the copy runs") {
     check([](GraphBuilder& b, const Input& input) {
       const Tensor x = b.op("Transpose", {input("x", {2, 13, 5, 3})}, {{"perm", Ints{0, 2, 3, 1}}});
       const Tensor ln = b.op("LayerNormalization", {x, input("g", {13}), input("beta", {13})}, {{"axis", -1.0f}});
       const Tensor back = b.op("Transpose", {ln}, {{"perm", Ints{0, 3, 1, 2}}});
       b.output(b.op("Conv", {back, input("w", {7, 13, 3, 3})}, {{"pads", Ints{1, 1, 1, 1}}}), "y");
-    }, 2);
+    }, 3);
   }
   SUBCASE("a graph output through a Flatten") {
     check([](GraphBuilder& b, const Input& input) {
