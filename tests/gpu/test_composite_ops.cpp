@@ -217,7 +217,9 @@ TEST_CASE("views: each view op and chains of them give numpy's values") {
     const std::vector<float> x = iota(shape_numel(c.input));
     const std::size_t dispatches =
         check_exact(*graph, {{"x", HostTensor::from_floats(c.input, x)}}, c.shape, c.expected(x));
-    CHECK(dispatches == c.copies + 1);
+    // One dispatch: the output's copy, or the builder's copy storing straight into the output (the output's
+    // copy reads it through views alone: copies in place).
+    CHECK(dispatches == 1);
   }
 }
 
