@@ -1,7 +1,9 @@
 #include "codegen/kernel_root.h"
 
+#include "codegen/glsl_types.h"
 #include "codegen/shader_library.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -145,7 +147,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
   }
   const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
-  const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 &&
+  const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 && !spec.outputs[0].plane_sum &&
                      spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;
   // VKF_OUT0(i, v) stores element i; VKF_OUT0_X4(i, v) elements i .. i + 3 (a vec4; i a multiple of 4, all
   // four in the output), with vector loads and stores where the layouts allow (float results: the GEMM
@@ -166,6 +168,15 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   std::vector<std::pair<KernelOperand, DType>> results;
   for (const KernelOutput& output : spec.outputs) results.push_back({output.value, output.dtype});
   out << post.function("vkf_post", {"in float red0"}, results) << "\n";
+  const auto folded = std::find_if(spec.outputs.begin(), spec.outputs.end(), [](const KernelOutput& o) { return o.plane_sum; });
+  if (folded != spec.outputs.end()) {
+    // Plane sums: each invocation adds what it stores to its own sum; the root folds the sums of a
+    // plane's invocations and stores the plane's value through vkf_plane_store.
+    const auto k = static_cast<std::size_t>(folded - spec.outputs.begin());
+    out << "#define VKF_PLANE_SUMS 1\nfloat vkf_plane_acc = 0.0;\n"
+        << "void vkf_plane_store(uint plane, float sum) {\n  vkf_out" << k << ".d[" << folded->placement.index("plane")
+        << "] = " << glsl_store(folded->dtype, "sum * " + glsl_float_literal(folded->plane_scale)) << ";\n}\n";
+  }
   out << "void vkf_store0(uint i, float v) {\n";
   std::istringstream post_loads(post.scalar_loads("i"));
   for (std::string line; std::getline(post_loads, line);) out << "  " << line << "\n";
@@ -177,9 +188,13 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   }
   out << "  " << join_call("vkf_post", args) << "\n";
   for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-    out << "  vkf_out" << k << ".d[" << spec.outputs[k].placement.index("i") << "] = "
-        << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
+    if (spec.outputs[k].plane_sum)
+      out << "  vkf_plane_acc += float(o" << k << ");\n";
+    else
+      out << "  vkf_out" << k << ".d[" << spec.outputs[k].placement.index("i") << "] = "
+          << glsl_store(spec.outputs[k].dtype, "o" + std::to_string(k)) << ";\n";
   out << "}\n#define VKF_OUT0(i, v) vkf_store0((i), (v))\n";
+  if (folded != spec.outputs.end()) return out.str();  // (the plane-summing root stores one element at a time)
   out << "void vkf_store0_x4(uint i, vec4 v) {\n";
   std::istringstream chain(post.vector_chain("vkf_post", {kLanes, kLanes + kStageVec}, spec.outputs, "o", "i", "i / 4u"));
   for (std::string line; std::getline(chain, line);) out << "  " << line << "\n";

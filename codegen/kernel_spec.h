@@ -81,6 +81,12 @@ struct KernelOutput {
   DType dtype = DType::kF32;
   bool pre_stage = true;
   ElementPlacement placement;
+  // Kernel roots whose template folds its result over planes (KernelLaunch::plane_sums: a depthwise
+  // Conv's, each workgroup whole planes): `value` (a post-stage operand) summed over each plane (n, m)
+  // of the root's result as the root stores it, times `plane_scale` (1 / the plane's size: a mean),
+  // stored once per plane at the plane's index. At most one such output, not the first.
+  bool plane_sum = false;
+  double plane_scale = 1.0;
 };
 
 enum class KernelCombine { kSum, kMax, kMin, kProd };

@@ -86,6 +86,11 @@ class Planner {
     const Shape& out = graph_.value(node.output).shape;
     const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
     if (g.root == GroupRoot::kKernel) {
+      if (node.op->kind == OpKind::kReduce) {
+        phase = Phase::kPost;
+        return v_phase != Phase::kPre && joins_as_plane_sum(g, n, v);
+      }
+      if (graph_.node(graph_.value(v).producer).op->kind == OpKind::kReduce) return false;  // a plane sum: stored last
       // Post-fusion: an elementwise chain on the anchor's float result runs in its store. Not after a
       // Concat to be written in place: the chain runs where it is read instead (in the loads of the
       // anchor that reads it, or as a group of its own), and the Concat does not run.
@@ -126,6 +131,27 @@ class Planner {
     std::int64_t inner = 1;
     for (std::size_t d = static_cast<std::size_t>(axis); d < domain.size(); ++d) inner *= domain[d];
     return inner <= kRowPassMaxInner;
+  }
+
+  // Plane sums: a ReduceSum or ReduceMean over the last two axes of a kernel group's 4-D result (the
+  // anchor's, or its post chain's) joins the group where the anchor's template can fold its stores
+  // over planes (KernelLaunch::plane_sums: the depthwise Conv's, where its workgroups can take whole
+  // planes and keep the GPU as busy). The pooling of a squeeze-and-excitation block then needs no
+  // dispatch or barrier of its own:
+  //   x ─ Conv(depthwise) ─ Sigmoid ─ Mul ─┬─ ReduceMean(2, 3) ─ s   => [Conv -> Sigmoid -> Mul -> ReduceMean]
+  //                                        └─ (the block's product)
+  // One per group; nothing after it joins.
+  //   (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv")
+  bool joins_as_plane_sum(const Draft& g, NodeId n, ValueId v) const {
+    const Node& node = graph_.node(n);
+    const Shape& in = graph_.value(v).shape;
+    if ((node.op->combine != ReduceCombine::kSum && node.op->combine != ReduceCombine::kMean) || in != g.reduced ||
+        in.size() != 4 || reduce_first_axis(node, in.size()) != 2 || !is_float_dtype(graph_.value(node.output).dtype))
+      return false;
+    for (NodeId q : g.nodes)
+      if (graph_.node(q).op->kind == OpKind::kReduce) return false;
+    const auto launch = anchor_launch(g.anchor, std::nullopt, 0.0f, true);
+    return launch && launch->plane_sums;
   }
 
   // The groups a node set reads from: the home group of every value it reads but does not compute (for
@@ -396,7 +422,7 @@ class Planner {
         d.nodes.clear();
       }
       merged.nodes.insert(n);
-      if (node.op->kind == OpKind::kReduce) {
+      if (node.op->kind == OpKind::kReduce && merged.root != GroupRoot::kKernel) {  // (in a kernel group: a plane sum)
         const Shape& in = graph_.value(node.inputs[0]).shape;
         merged.root = GroupRoot::kReduce;
         merged.reduced = graph_.value(node.output).shape;
@@ -477,12 +503,14 @@ class Planner {
   // Read plain, it says what the template asks of the chains computed there (KernelLaunch::chain_budgets,
   // run_inputs).
   std::optional<KernelLaunch> anchor_launch(NodeId n, std::optional<std::size_t> computed = std::nullopt,
-                                            float cost = 0.0f) const {
+                                            float cost = 0.0f, bool plane_sums = false) const {
     const Node& node = graph_.node(n);
     std::vector<TensorInfo> infos = graph_.input_infos(n);
     if (computed) infos[*computed].load_cost = cost;
     const Value& out = graph_.value(node.output);
-    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device_);
+    TensorInfo out_info{out.shape, out.dtype};
+    out_info.plane_sums = plane_sums;
+    auto launch = node.op->launch(infos, out_info, node.op_attrs(), device_);
     if (!launch.ok()) return std::nullopt;
     return std::move(*launch);
   }
@@ -721,6 +749,7 @@ class Planner {
     }
     const bool anchored = anchor != kNoNode;
     if (kernels > 2) return false;
+    if (anchored) reduction = nullptr;  // a reduction there is a plane sum of the anchor's result
     bool row_passes = false;
     Shape domain, reduced;
     if (reduction && !anchored) {
@@ -730,6 +759,7 @@ class Planner {
     }
     std::map<NodeId, Phase> stage;
     std::map<NodeId, int> pass;  // the pass that computes a pre value, or after which a reduced one exists
+    std::set<NodeId> plane_sums;  // anchored: reductions of the anchor's result (read by no member)
     int passes = 1;
     for (NodeId q : nodes) {  // ascending ids: topological order
       const Node& node = graph_.node(q);
@@ -742,6 +772,7 @@ class Planner {
         }
         const NodeId p = graph_.value(v).producer;
         if (p == kNoNode || !nodes.count(p)) continue;
+        if (plane_sums.count(p)) return false;
         (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
         after = std::max(after, pass.at(p));
       }
@@ -753,6 +784,10 @@ class Planner {
       } else if (node.op->kind == OpKind::kKernel) {
         if (reads_reduced) return false;  // it reads pre-fused chains only
         stage[q] = Phase::kReduce;
+      } else if (node.op->kind == OpKind::kReduce && anchored) {
+        if (reads_pre || !plane_sums.empty()) return false;
+        plane_sums.insert(q);
+        stage[q] = Phase::kPost;
       } else if (node.op->kind == OpKind::kReduce) {
         if (reads_reduced) return false;
         stage[q] = Phase::kReduce;

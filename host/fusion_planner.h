@@ -43,6 +43,16 @@
 //     x ─ ReduceMean ─ Conv(1x1) ─ Relu ─ Conv(1x1) ─ Sigmoid ─ s   => [ReduceMean -> Conv -> ... -> Sigmoid]
 //     (tests/unit "vector chains: the products of a small squeeze-and-excitation block are one dispatch")
 //
+//   plane sums: a ReduceMean or ReduceSum over the planes of a depthwise Conv's result (or its post
+//   chain's) joins the Conv, whose workgroups then take whole planes and fold them as they store
+//     x ─ Conv(depthwise) ─ Sigmoid ─ Mul ─ ReduceMean(2, 3) ─ s   => [Conv -> Sigmoid -> Mul -> ReduceMean]
+//     (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv")
+//
+//   copies in place: a result read only through a copy of a view that reorders it (a channel shuffle,
+//   heads merged back) is stored where the copy puts it, and the copy does not run; so are a Concat's
+//   inputs, where the Concat is written in place and then copied so
+//     (tests/unit "copies in place: a channel shuffle is stored by the Concat's inputs")
+//
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
 // smaller tensor), where merging would create a cycle between groups, and where the group would bind
 // more storage buffers than the DevicePlan allows.

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "host/shape_inference.h"
 
@@ -120,14 +121,18 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // (over the reduced shape, or in a kernel op's stores). A node that reads reduced values is post when it
   // reads nothing of the domain and has the reduced shape; otherwise it is a pre node of a later walk
   // over the row (the planner's row passes), which reads the reduced values it needs as uniforms.
-  enum class Stage { kPre, kReduce, kPost };
+  // kPlane: a reduction in a kernel group, of the anchor's result over its planes (FusionPlanner, plane
+  // sums): the root folds it as it stores.
+  enum class Stage { kPre, kReduce, kPost, kPlane };
   std::map<NodeId, Stage> stage;
   std::map<ValueId, NodeId> produced;
   for (NodeId n : group.nodes) produced[graph.node(n).output] = n;
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
     Stage s = Stage::kPre;
-    if (node.op->kind == OpKind::kReduce) {
+    if (node.op->kind == OpKind::kReduce && group.root == GroupRoot::kKernel) {
+      s = Stage::kPlane;
+    } else if (node.op->kind == OpKind::kReduce) {
       s = Stage::kReduce;
       spec.reduce_axis = reduce_first_axis(node, graph.value(node.inputs[0]).shape.size());
       spec.reduced = graph.value(node.output).shape;
@@ -149,6 +154,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
 
   // Operand of a value in its stage: a computed value, or a (possibly new) stage input.
   std::map<ValueId, KernelOperand> pre_operand, post_operand;
+  std::map<ValueId, std::pair<KernelOperand, double>> plane_operand;  // a plane sum: what it folds, its scale
+  bool plane_sums = false;
+  for (const auto& [n, s] : stage) plane_sums = plane_sums || s == Stage::kPlane;
   std::map<ValueId, int> reduced_index;
   auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
     auto& operands = post ? post_operand : pre_operand;
@@ -270,8 +278,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       spec.inputs.push_back(std::move(input));
       pre_input_values.push_back(v);
     }
-    auto launch = node.op->launch(infos, {out.shape, out.dtype}, node.op_attrs(), device);
+    TensorInfo out_info{out.shape, out.dtype};
+    out_info.plane_sums = plane_sums;
+    auto launch = node.op->launch(infos, out_info, node.op_attrs(), device);
     if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
+    if (launch->plane_sums != plane_sums)
+      return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' (" +
+                                                  std::string(node.op->name) + ") cannot sum its result over planes");
     spec.workgroup_size = launch->workgroup_size;
     spec.kernel_root = launch->root;
     spec.kernel_defines = launch->defines;
@@ -311,6 +324,15 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       continue;
     }
     if (group.root == GroupRoot::kKernel && stage[n] == Stage::kPre) continue;  // in the anchor's loads
+    if (stage[n] == Stage::kPlane) {
+      const ValueId in = node.inputs.at(0);
+      auto it = reduced_index.find(in);
+      const KernelOperand folded = it != reduced_index.end() ? KernelOperand{KernelOperand::Source::kReduced, it->second}
+                                                             : post_operand.at(in);
+      const double size = static_cast<double>(shape_numel(graph.value(in).shape) / shape_numel(graph.value(node.output).shape));
+      plane_operand[node.output] = {folded, node.op->combine == ReduceCombine::kMean ? 1.0 / size : 1.0};
+      continue;
+    }
     const bool post = stage[n] == Stage::kPost;
     std::vector<KernelOperand> args;
     for (ValueId v : node.inputs) {
@@ -346,8 +368,14 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (output.pre_stage && group.root == GroupRoot::kKernel)
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
                                                   "' is computed in a kernel op's loads and cannot be stored");
-    if (stage[n] == Stage::kReduce) output.value = {KernelOperand::Source::kReduced, reduced_index.at(v)};
-    else output.value = (output.pre_stage ? pre_operand : post_operand).at(v);
+    if (stage[n] == Stage::kReduce) {
+      output.value = {KernelOperand::Source::kReduced, reduced_index.at(v)};
+    } else if (stage[n] == Stage::kPlane) {
+      std::tie(output.value, output.plane_scale) = plane_operand.at(v);
+      output.plane_sum = true;
+    } else {
+      output.value = (output.pre_stage ? pre_operand : post_operand).at(v);
+    }
     if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
                                                   "' does not have the group's shape");

@@ -61,6 +61,9 @@ struct TensorInfo {
   // contiguous from element 0.
   std::vector<std::int64_t> strides;
   std::int64_t offset = 0;
+  // kKernel launches, the output: the group also sums the result over each plane (the last two axes)
+  // as the template stores it (KernelLaunch::plane_sums says whether the template does).
+  bool plane_sums = false;
 };
 
 // kKernel ops: the output's shape and dtype from the inputs (errors say what is wrong, without the
@@ -105,6 +108,10 @@ struct KernelLaunch {
   // there is loaded element by element instead; the planner computes no copy of a strided view there
   // (host/fusion_planner.cpp, pre-fusion), which its own dispatch stores once for the runs.
   std::vector<bool> run_inputs;
+  // Asked for plane sums (TensorInfo::plane_sums on the output): the template's workgroups take whole
+  // planes and fold each plane's stores (roots/conv2d_depthwise.glsl, VKF_PLANE_SUMS); false where it
+  // cannot, or where that would leave the GPU idle.
+  bool plane_sums = false;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);

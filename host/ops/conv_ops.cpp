@@ -270,14 +270,27 @@ bool is_pointwise(const ConvShape& s) {
 
 // Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
 // per invocation.
-KernelLaunch depthwise_launch(const ConvShape& s, const DevicePlan& device) {
+// With plane sums (a squeeze-and-excitation block's pooling of the result), each workgroup takes whole
+// planes: IPP invocations to a plane (the least power of two that covers its items, at most the
+// workgroup), where that keeps as many invocations busy as the grid would, up to filling the GPU.
+KernelLaunch depthwise_launch(const ConvShape& s, bool plane_sums, const DevicePlan& device) {
   KernelLaunch launch;
   launch.root = "roots/conv2d_depthwise.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
   const std::int64_t vw = std::min<std::int64_t>(4, s.ow);
   launch.defines = conv_defines(s);
   launch.defines.emplace_back("VKF_VW", glsl_uint(vw));
-  launch.workgroups = {grid_for(s.n * s.m * s.oh * div_up(s.ow, vw), launch.workgroup_size, device), 1, 1};
+  const std::int64_t planes = s.n * s.m, items = s.oh * div_up(s.ow, vw), wg = launch.workgroup_size;
+  launch.workgroups = {grid_for(planes * items, launch.workgroup_size, device), 1, 1};
+  std::int64_t ipp = 1;
+  while (ipp < items && ipp < wg) ipp *= 2;
+  const bool busy = planes * std::min(ipp, items) >= std::min(planes * items, kFillInvocations);
+  if (!plane_sums || !busy || wg % ipp != 0) return launch;
+  const std::int64_t groups = div_up(planes, wg / ipp);
+  if (groups > static_cast<std::int64_t>(device.max_groups_x)) return launch;
+  launch.plane_sums = true;
+  launch.defines.emplace_back("VKF_IPP", glsl_uint(ipp));
+  launch.workgroups = {static_cast<std::uint32_t>(groups), 1, 1};
   return launch;
 }
 
@@ -378,11 +391,11 @@ std::optional<KernelLaunch> vector_launch(const ConvShape& s, std::span<const Te
   return gemm_launch(p, device);
 }
 
-Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
+Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInfo& out, const OpAttrs& attrs,
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
   if (auto launch = vector_launch(s, in, device)) return *std::move(launch);
-  if (s.cg == 1) return depthwise_launch(s, device);
+  if (s.cg == 1) return depthwise_launch(s, out.plane_sums, device);
   const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
   const bool computed_x = in[0].load_cost > 0.0f;
   if (auto launch = coopmat_launch(s, f16, computed_x, device)) return *std::move(launch);

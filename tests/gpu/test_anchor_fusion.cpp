@@ -331,6 +331,32 @@ TEST_CASE("copies in place: shufflenet units store their halves into the channel
   }
 }
 
+namespace {
+
+using InputMaker = std::function<Tensor(const std::string&, const Shape&)>;
+
+// Builds the graph `make` describes in f32 and in f16 (its inputs random, from `seed`), runs it fused and
+// unfused against the CPU reference, and checks the fused dispatches, fewer than unfused.
+void check_f32_f16(const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused, std::uint32_t seed) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const std::string what = dtype_name(dtype);
+    CAPTURE(what);
+    const bool f16 = dtype == DType::kF16;
+    std::mt19937 rng(seed + (f16 ? 1u : 0u));
+    std::map<std::string, HostTensor> feeds;
+    GraphBuilder b;
+    make(b, [&](const std::string& name, const Shape& shape) {
+      feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+      return b.input(name, shape, dtype);
+    });
+    const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+    CHECK(o.fused_dispatches == fused);
+    CHECK(o.unfused_dispatches > o.fused_dispatches);
+  }
+}
+
+}  // namespace
+
 // A result read only through a copy of a reordering view is stored where the copy puts it, and the
 // copy does not run (tests/unit "copies in place: a reordered result ..."): attention heads merged back
 // (a MatMul's stores in blocks of runs, one block level more per image), a LayerNormalization's rows
@@ -338,47 +364,32 @@ TEST_CASE("copies in place: shufflenet units store their halves into the channel
 // LayerNormalization read channels-first, whose runs of one element the copy keeps. Fused vs unfused
 // vs the CPU reference, f32 and f16.
 TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores through a reordering view") {
-  using Input = std::function<Tensor(const std::string&, const Shape&)>;
-  auto check = [](const std::function<void(GraphBuilder&, const Input&)>& make, std::size_t fused) {
-    for (DType dtype : {DType::kF32, DType::kF16}) {
-      const std::string what = dtype_name(dtype);
-      CAPTURE(what);
-      const bool f16 = dtype == DType::kF16;
-      std::mt19937 rng(f16 ? 1601u : 1600u);
-      std::map<std::string, HostTensor> feeds;
-      GraphBuilder b;
-      make(b, [&](const std::string& name, const Shape& shape) {
-        feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
-        return b.input(name, shape, dtype);
-      });
-      const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
-      CHECK(o.fused_dispatches == fused);
-      CHECK(o.unfused_dispatches > o.fused_dispatches);
-    }
+  auto check = [](const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused) {
+    check_f32_f16(make, fused, 1600);
   };
   SUBCASE("heads merged back: [3, 7, 6] -> [7, 3, 6] -> [7, 18]") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor h = b.op("MatMul", {b.op("MatMul", {input("q", {3, 7, 5}), input("k", {3, 5, 7})}), input("v", {3, 7, 6})});
       const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{1, 0, 2}}});
       b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{7, 18}}}), input("w", {18, 5})}), "y");
     }, 3);
   }
   SUBCASE("heads of 8 merged back: whole vec4s") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor h = b.op("MatMul", {input("p", {2, 9, 4}), input("v", {4, 8})});
       const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{1, 0, 2}}});
       b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{9, 16}}}), input("w", {16, 3})}), "y");
     }, 2);
   }
   SUBCASE("heads merged back at batch 2: [2, 3, 7, 8] -> [2, 7, 3, 8] -> [2, 7, 24]") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor h = b.op("MatMul", {input("p", {2, 3, 7, 5}), input("v", {2, 3, 5, 8})});
       const Tensor t = b.op("Transpose", {h}, {{"perm", Ints{0, 2, 1, 3}}});
       b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{2, 7, 24}}}), input("w", {24, 3})}), "y");
     }, 2);
   }
   SUBCASE("a LayerNormalization's rows reordered: [2, 5, 3, 12] -> [2, 3, 5, 12]") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor ln = b.op("LayerNormalization", {input("x", {2, 5, 3, 12}), input("g", {12}), input("beta", {12})},
                              {{"axis", -1.0f}});
       const Tensor t = b.op("Transpose", {ln}, {{"perm", Ints{0, 2, 1, 3}}});
@@ -386,7 +397,7 @@ TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores t
     }, 2);
   }
   SUBCASE("channels-last LayerNormalization, then a channels-first Conv: the copy runs") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor x = b.op("Transpose", {input("x", {2, 13, 5, 3})}, {{"perm", Ints{0, 2, 3, 1}}});
       const Tensor ln = b.op("LayerNormalization", {x, input("g", {13}), input("beta", {13})}, {{"axis", -1.0f}});
       const Tensor back = b.op("Transpose", {ln}, {{"perm", Ints{0, 3, 1, 2}}});
@@ -394,10 +405,47 @@ TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores t
     }, 3);
   }
   SUBCASE("a graph output through a Flatten") {
-    check([](GraphBuilder& b, const Input& input) {
+    check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor m = b.op("Relu", {b.op("MatMul", {input("a", {3, 5, 7}), input("c", {7, 6})})});
       b.output(b.op("Flatten", {m}, {{"axis", 1.0f}}), "y");
     }, 1);
+  }
+}
+
+// Plane sums (tests/unit "plane sums"): a ReduceMean or ReduceSum over the planes of a depthwise Conv's
+// result, with or without a post chain, folded by the Conv's workgroups as they store; odd channel
+// counts, strides, dilations, a channel multiplier, batch 2, keepdims 0, the Conv's result a graph output
+// too; and a few large planes, where the pooling keeps its dispatch. Fused vs unfused vs the CPU
+// reference, f32 and f16.
+TEST_CASE("plane sums: depthwise Convs fold a squeeze-and-excitation block's pooling as they store") {
+  auto check = [](const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused) {
+    check_f32_f16(make, fused, 1700);
+  };
+  SUBCASE("SiLU, mean, a squeeze-and-excitation block: 37 channels, stride 2, batch 2") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor dw = b.op("Conv", {input("x", {2, 37, 15, 13}), input("wd", {37, 1, 3, 3}), input("bd", {37})},
+                             {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}, {"group", 37.0f}});
+      const Tensor act = b.op("Mul", {dw, b.op("Sigmoid", {dw})});
+      const Tensor pooled = b.op("ReduceMean", {act}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}});
+      const Tensor hidden = b.op("Relu", {b.op("Conv", {pooled, input("w1", {5, 37, 1, 1})})});
+      const Tensor scale = b.op("Sigmoid", {b.op("Conv", {hidden, input("w2", {37, 5, 1, 1})})});
+      b.output(b.op("Conv", {b.op("Mul", {act, scale}), input("w3", {7, 37, 1, 1})}), "y");
+    }, 3);
+  }
+  SUBCASE("a plain sum, keepdims 0, dilation 2, two outputs per channel; the Conv's result a graph output") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor dw = b.op("Conv", {input("x", {1, 13, 9, 11}), input("wd", {26, 1, 5, 5})},
+                             {{"pads", Ints{4, 4, 4, 4}}, {"dilations", Ints{2, 2}}, {"group", 13.0f}});
+      b.output(dw, "dw");
+      b.output(b.op("ReduceSum", {dw}, {{"axes", Ints{2, 3}}, {"keepdims", 0.0f}}), "sum");
+    }, 1);
+  }
+  SUBCASE("a few large planes: the pooling keeps its dispatch") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor dw = b.op("Conv", {input("x", {1, 3, 48, 64}), input("wd", {3, 1, 3, 3})},
+                             {{"pads", Ints{1, 1, 1, 1}}, {"group", 3.0f}});
+      b.output(b.op("ReduceMean", {b.op("Relu", {dw})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}}), "y");
+    }, 2);
   }
 }
 

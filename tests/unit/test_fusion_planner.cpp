@@ -1057,4 +1057,33 @@ TEST_CASE("copies in place: a reordered result is stored where its copy puts it"
   CHECK(fp.groups[0].stored_in.begin()->second.placement.identity());
 }
 
+TEST_CASE("plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv") {
+  //   x[1,300,14,13] ─ Conv(depthwise 3x3) ─ Sigmoid ─ Mul ─┬─ ReduceMean(2, 3) ─ Conv(1x1) ─ Relu ─ Conv(1x1) ─ Sigmoid ─ s
+  //                                                        └─ Mul(s) ─ Conv(1x1) ─ y
+  //   => [Conv -> Sigmoid -> Mul -> ReduceMean] [the products] [Mul -> Conv]
+  auto block = [](std::int64_t c, std::int64_t h, std::int64_t w, const char* reduce) {
+    GraphBuilder b;
+    const Tensor x = b.input("x", {1, c, h, w});
+    const Tensor dw = b.op("Conv", {x, b.input("wd", {c, 1, 3, 3})},
+                           {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}, {"group", static_cast<float>(c)}});
+    const Tensor act = b.op("Mul", {dw, b.op("Sigmoid", {dw})});
+    const Tensor pooled = b.op(reduce, {act}, {{"axes", std::vector<std::int64_t>{2, 3}}, {"keepdims", 1.0f}});
+    const Tensor hidden = b.op("Relu", {b.op("Conv", {pooled, b.input("w1", {8, c, 1, 1})})});
+    const Tensor scale = b.op("Sigmoid", {b.op("Conv", {hidden, b.input("w2", {c, 8, 1, 1})})});
+    b.output(b.op("Conv", {b.op("Mul", {act, scale}), b.input("w3", {16, c, 1, 1})}), "y");
+    return build_graph(b);
+  };
+  const Graph graph = block(300, 14, 13, "ReduceMean");
+  const FusionPlan p = plan(graph);
+  REQUIRE(p.groups.size() == 3);
+  CHECK(p.groups[0].label == "Conv -> Sigmoid -> Mul -> ReduceMean");
+  CHECK(p.groups[0].outputs.size() == 2);  // the activation (the block's product reads it) and the pooling
+  CHECK(p.groups[2].label == "Mul -> Conv");
+  CHECK(labels_of(plan(graph, FusionMode::kUnfused)).find("ReduceMean") != std::string::npos);
+  CHECK(labels_of(plan(block(300, 14, 13, "ReduceSum"))).find("Mul -> ReduceSum") != std::string::npos);
+  // A maximum is no sum; a few large planes would leave most of the GPU idle with one workgroup each.
+  CHECK(labels_of(plan(block(300, 14, 13, "ReduceMax"))).find("Mul -> ReduceMax") == std::string::npos);
+  CHECK(labels_of(plan(block(8, 64, 64, "ReduceMean"))).find("Mul -> ReduceMean") == std::string::npos);
+}
+
 }  // namespace vkfuse
