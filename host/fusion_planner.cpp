@@ -249,6 +249,11 @@ class Planner {
       if (!copy.op->copies_input || g < 0 || !drafts_[static_cast<std::size_t>(g)].alive ||
           drafts_[static_cast<std::size_t>(g)].nodes.size() != 1 || !graph_.is_view(copy.inputs[0]))
         continue;
+      // Not where another group computes the copy in its loads: that group reads the view of X, so X stays.
+      bool recomputed = false;
+      for (std::size_t d = 0; d < drafts_.size(); ++d)
+        recomputed = recomputed || (static_cast<int>(d) != g && drafts_[d].alive && drafts_[d].nodes.count(c));
+      if (recomputed) continue;
       // The chain of views from X to the copy, each value read by the next alone.
       ValueId v = copy.inputs[0];
       NodeId reader = c;
@@ -274,11 +279,9 @@ class Planner {
           parts.push_back({part, slice->second.placement});
         }
         if (parts.size() != graph_.node(p).inputs.size()) continue;
-      } else {
+      } else {  // (vector groups form later, and never from a value read only through views)
         const int h = group_of_[static_cast<std::size_t>(p)];
-        if (h < 0 || !drafts_[static_cast<std::size_t>(h)].alive || drafts_[static_cast<std::size_t>(h)].root == GroupRoot::kVector ||
-            stored_in_.count(v))
-          continue;
+        if (h < 0 || !drafts_[static_cast<std::size_t>(h)].alive || stored_in_.count(v)) continue;
         parts.push_back({v, ElementPlacement{}});
       }
       // Nothing may read X's leading bytes (an input that something besides the Concat reads, a member

@@ -269,7 +269,13 @@ bool is_pointwise(const ConvShape& s) {
 }
 
 // Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
-// per invocation.
+// per invocation. Groups of a few channels (regnet_y's 8) take it too where the group sums the result
+// over planes (a squeeze-and-excitation block follows), summing the group's CG planes: alone the implicit
+// GEMM is faster. H100, 2026-11-27, regnet_y_400mf batch 1, this root for every group of 8 against the
+// GEMM: unfused fp32 0.786 -> 0.812 ms (the Convs alone are slower), fused with plane sums 0.525 ->
+// 0.520; for those with plane sums only (as here): fused fp32 0.526 -> 0.505, fp16 0.472 -> 0.446, batch
+// 8 fp32 1.286 -> 1.221, fp16 1.064 -> 0.900, unfused unchanged.
+constexpr std::int64_t kDirectMaxGroupInputs = 8;
 // With plane sums (a squeeze-and-excitation block's pooling of the result), each workgroup takes whole
 // planes: IPP invocations to a plane (the least power of two that covers its items, at most the
 // workgroup), where that keeps as many invocations busy as the grid would, up to filling the GPU.
@@ -277,7 +283,9 @@ KernelLaunch depthwise_launch(const ConvShape& s, bool plane_sums, const DeviceP
   KernelLaunch launch;
   launch.root = "roots/conv2d_depthwise.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
-  const std::int64_t vw = std::min<std::int64_t>(4, s.ow);
+  // Groups of several channels: fewer outputs per invocation where four would leave the GPU idle.
+  std::int64_t vw = std::min<std::int64_t>(4, s.ow);
+  while (s.cg > 1 && vw > 1 && s.n * s.m * s.oh * div_up(s.ow, vw) < kFillInvocations) vw /= 2;
   launch.defines = conv_defines(s);
   launch.defines.emplace_back("VKF_VW", glsl_uint(vw));
   const std::int64_t planes = s.n * s.m, items = s.oh * div_up(s.ow, vw), wg = launch.workgroup_size;
@@ -396,6 +404,8 @@ Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInf
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
   if (auto launch = vector_launch(s, in, device)) return *std::move(launch);
   if (s.cg == 1) return depthwise_launch(s, out.plane_sums, device);
+  if (s.group > 1 && s.cg <= kDirectMaxGroupInputs && out.plane_sums)  // only where it folds the planes: alone it is slower
+    if (KernelLaunch launch = depthwise_launch(s, true, device); launch.plane_sums) return launch;
   const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
   const bool computed_x = in[0].load_cost > 0.0f;
   if (auto launch = coopmat_launch(s, f16, computed_x, device)) return *std::move(launch);

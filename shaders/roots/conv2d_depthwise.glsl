@@ -1,14 +1,15 @@
-// Conv root, depthwise (2-D, NCHW; one input channel per group, so group == C and each input channel
-// feeds MG output channels): no reduction over channels, so no GEMM. One invocation computes VKF_VW
-// neighbouring outputs of a row, Y[n, m, oh, ow0 .. ow0 + VW), in fp32:
-//   Y[n, m, oh, ow] = sum_{kh, kw} X[n, m / MG, oh*SH - PT + kh*DH, ow*SW - PL + kw*DW] * W[m, 0, kh, kw].
+// Conv root, depthwise and narrow groups (2-D, NCHW; CG input channels per group, at most a few, each
+// group's feeding its MG output channels): too short a reduction over channels for a GEMM. One invocation
+// computes VKF_VW neighbouring outputs of a row, Y[n, m, oh, ow0 .. ow0 + VW), in fp32:
+//   Y[n, m, oh, ow] = sum_{c < CG, kh, kw} X[n, m / MG * CG + c, oh*SH - PT + kh*DH, ow*SW - PL + kw*DW]
+//                                          * W[m, c, kh, kw].
 // The KH x KW window is unrolled from the defines; the invocation keeps its KH*KW weights in registers
 // and reads each input row segment once for its VW outputs (taps in the padding read as zero).
 // Neighbouring invocations take neighbouring segments of a row, so their loads and stores are coalesced.
 // Every output is stored once, by VKF_OUT0, with its bias added. With VKF_PLANE_SUMS (the group sums
 // a result over each plane: a squeeze-and-excitation block's pooling) workgroups take whole planes.
-// Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_MG u
-// (output channels per input channel), VKF_KH, VKF_KW, VKF_SH, VKF_SW, VKF_DH, VKF_DW, VKF_PT, VKF_PL
+// Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_CG u
+// (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW, VKF_DH, VKF_DW, VKF_PT, VKF_PL
 // (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2), VKF_VW u (outputs per invocation).
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -24,27 +25,30 @@ void vkf_dw_item(uint o) {
   const uint oh = (o / VKF_SEGMENTS) % VKF_OH;
   const uint nm = o / (VKF_SEGMENTS * VKF_OH);  // n * M + m
   const uint m = nm % VKF_M;
-  const uint x_plane = ((nm / VKF_M) * VKF_C + m / VKF_MG) * uint(VKF_H * VKF_W);
+  const uint x_group = ((nm / VKF_M) * VKF_C + m / VKF_MG * VKF_CG) * uint(VKF_H * VKF_W);  // its first plane
   const int ih0 = int(oh) * VKF_SH - VKF_PT;
   const int iw0 = int(ow0) * VKF_SW - VKF_PL;
 
-  float weight[VKF_KH * VKF_KW];
-  [[unroll]] for (int t = 0; t < VKF_KH * VKF_KW; ++t) weight[t] = VKF_IN1(m * uint(VKF_KH * VKF_KW) + uint(t));
   float acc[VKF_VW];
   [[unroll]] for (uint v = 0u; v < VKF_VW; ++v) acc[v] = 0.0;
-
-  [[unroll]] for (int kh = 0; kh < VKF_KH; ++kh) {
-    const int ih = ih0 + kh * VKF_DH;
-    if (uint(ih) >= uint(VKF_H)) continue;
-    const uint x_row = x_plane + uint(ih * VKF_W);
-    float row[VKF_ROW_SPAN];
-    [[unroll]] for (int t = 0; t < VKF_ROW_SPAN; ++t) {
-      row[t] = 0.0;
-      if (uint(iw0 + t) < uint(VKF_W)) row[t] = VKF_IN0(x_row + uint(iw0 + t));
+  for (uint c = 0u; c < VKF_CG; ++c) {
+    const uint x_plane = x_group + c * uint(VKF_H * VKF_W);
+    float weight[VKF_KH * VKF_KW];
+    [[unroll]] for (int t = 0; t < VKF_KH * VKF_KW; ++t)
+      weight[t] = VKF_IN1((m * VKF_CG + c) * uint(VKF_KH * VKF_KW) + uint(t));
+    [[unroll]] for (int kh = 0; kh < VKF_KH; ++kh) {
+      const int ih = ih0 + kh * VKF_DH;
+      if (uint(ih) >= uint(VKF_H)) continue;
+      const uint x_row = x_plane + uint(ih * VKF_W);
+      float row[VKF_ROW_SPAN];
+      [[unroll]] for (int t = 0; t < VKF_ROW_SPAN; ++t) {
+        row[t] = 0.0;
+        if (uint(iw0 + t) < uint(VKF_W)) row[t] = VKF_IN0(x_row + uint(iw0 + t));
+      }
+      [[unroll]] for (int kw = 0; kw < VKF_KW; ++kw)
+        [[unroll]] for (uint v = 0u; v < VKF_VW; ++v)
+          acc[v] = fma(row[int(v) * VKF_SW + kw * VKF_DW], weight[kh * VKF_KW + kw], acc[v]);
     }
-    [[unroll]] for (int kw = 0; kw < VKF_KW; ++kw)
-      [[unroll]] for (uint v = 0u; v < VKF_VW; ++v)
-        acc[v] = fma(row[int(v) * VKF_SW + kw * VKF_DW], weight[kh * VKF_KW + kw], acc[v]);
   }
 
 #if VKF_HAS_BIAS

@@ -396,6 +396,12 @@ TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores t
       b.output(b.op("MatMul", {b.op("Reshape", {t}, {{"shape", Ints{2, 3, 60}}}), input("w", {60, 5})}), "y");
     }, 2);
   }
+  SUBCASE("a copy a depthwise Conv computes in its loads: the Relu's result stays where the Conv reads it") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor tr = b.op("Transpose", {b.op("Relu", {input("x", {1, 8, 4, 16})})}, {{"perm", Ints{0, 2, 1, 3}}});
+      b.output(b.op("Conv", {tr, input("w", {4, 1, 3, 3})}, {{"group", 4.0f}}), "y");
+    }, 2);
+  }
   SUBCASE("channels-last LayerNormalization, then a channels-first Conv: the copy runs") {
     check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor x = b.op("Transpose", {input("x", {2, 13, 5, 3})}, {{"perm", Ints{0, 2, 3, 1}}});
@@ -412,10 +418,11 @@ TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores t
   }
 }
 
-// Plane sums (tests/unit "plane sums"): a ReduceMean or ReduceSum over the planes of a depthwise Conv's
-// result, with or without a post chain, folded by the Conv's workgroups as they store; odd channel
-// counts, strides, dilations, a channel multiplier, batch 2, keepdims 0, the Conv's result a graph output
-// too; and a few large planes, where the pooling keeps its dispatch. Fused vs unfused vs the CPU
+// Plane sums (tests/unit "plane sums"): a ReduceMean or ReduceSum over the planes of a depthwise (or
+// narrow-group) Conv's result, with or without a post chain, folded by the Conv's workgroups as they
+// store; odd channel counts, strides, dilations, a channel multiplier, batch 2, keepdims 0, the Conv's
+// result a graph output too, the mean the only output; and a few large planes, where the pooling keeps
+// its dispatch. Fused vs unfused vs the CPU
 // reference, f32 and f16.
 TEST_CASE("plane sums: depthwise Convs fold a squeeze-and-excitation block's pooling as they store") {
   auto check = [](const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused) {
@@ -438,6 +445,13 @@ TEST_CASE("plane sums: depthwise Convs fold a squeeze-and-excitation block's poo
                              {{"pads", Ints{4, 4, 4, 4}}, {"dilations", Ints{2, 2}}, {"group", 13.0f}});
       b.output(dw, "dw");
       b.output(b.op("ReduceSum", {dw}, {{"axes", Ints{2, 3}}, {"keepdims", 0.0f}}), "sum");
+    }, 1);
+  }
+  SUBCASE("groups of 3 channels, the mean the group's only output") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor conv = b.op("Conv", {input("x", {1, 15, 9, 8}), input("w", {10, 3, 3, 3})},
+                               {{"pads", Ints{1, 1, 1, 1}}, {"group", 5.0f}});
+      b.output(b.op("ReduceMean", {b.op("Sigmoid", {conv})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}}), "y");
     }, 1);
   }
   SUBCASE("a few large planes: the pooling keeps its dispatch") {
