@@ -326,22 +326,18 @@ struct Session::Impl {
   }
 
   // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may
-  // start at 0) the runs its placement puts it in, so that the groups storing the Concat's other slices
-  // need no barrier between them. Past kMaxRuns runs, the span from the first to the last.
+  // start at 0, or a copy's places) the runs its placement puts it in, so that the groups storing the
+  // other parts need no barrier between them. Past kMaxRuns runs, the span from the first to the last.
   static void add_written_ranges(const Placement& p, const ElementPlacement& at, const Value& value,
                                  std::vector<MemoryRange>& writes) {
     constexpr std::int64_t kMaxRuns = 64;
     const std::uint64_t element = dtype_size(value.dtype);
     const std::int64_t numel = shape_numel(value.shape);
-    if (!at.blocks.empty()) {  // blocks of runs: the span from the first element to the last (strides are positive)
-      const std::uint64_t begin = static_cast<std::uint64_t>(at.offset) * element;
-      writes.push_back({p.buffer, p.offset + begin, static_cast<std::uint64_t>(at.at(numel - 1) + 1) * element - begin});
-      return;
-    }
     const std::int64_t run = at.slice > 0 ? at.slice : numel, runs = numel / run;
+    // Strides are positive: a span's last element lies last.
     auto range = [&](std::int64_t first_run, std::int64_t last_run) {
-      const std::uint64_t begin = static_cast<std::uint64_t>(first_run * at.stride + at.offset) * element;
-      const std::uint64_t end = static_cast<std::uint64_t>(last_run * at.stride + at.offset + run) * element;
+      const std::uint64_t begin = static_cast<std::uint64_t>(at.at(first_run * run)) * element;
+      const std::uint64_t end = static_cast<std::uint64_t>(at.at(last_run * run + run - 1) + 1) * element;
       writes.push_back({p.buffer, p.offset + begin, end - begin});
     };
     if (runs > kMaxRuns) return range(0, runs - 1);

@@ -279,7 +279,7 @@ constexpr std::int64_t kDirectMaxGroupInputs = 8;
 // With plane sums (a squeeze-and-excitation block's pooling of the result), each workgroup takes whole
 // planes: IPP invocations to a plane (the least power of two that covers its items, at most the
 // workgroup), where that keeps as many invocations busy as the grid would, up to filling the GPU.
-KernelLaunch depthwise_launch(const ConvShape& s, bool plane_sums, const DevicePlan& device) {
+KernelLaunch direct_conv_launch(const ConvShape& s, bool plane_sums, const DevicePlan& device) {
   KernelLaunch launch;
   launch.root = "roots/conv2d_depthwise.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
@@ -403,9 +403,9 @@ Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInf
                                  const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ConvShape s, conv_shape(in, attrs));
   if (auto launch = vector_launch(s, in, device)) return *std::move(launch);
-  if (s.cg == 1) return depthwise_launch(s, out.plane_sums, device);
+  if (s.cg == 1) return direct_conv_launch(s, out.plane_sums, device);
   if (s.group > 1 && s.cg <= kDirectMaxGroupInputs && out.plane_sums)  // only where it folds the planes: alone it is slower
-    if (KernelLaunch launch = depthwise_launch(s, true, device); launch.plane_sums) return launch;
+    if (KernelLaunch launch = direct_conv_launch(s, true, device); launch.plane_sums) return launch;
   const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
   const bool computed_x = in[0].load_cost > 0.0f;
   if (auto launch = coopmat_launch(s, f16, computed_x, device)) return *std::move(launch);
