@@ -5,16 +5,18 @@
 // a CPU convolution so that a fast wrong tile does not go unnoticed. Not a test: it asserts nothing.
 //
 //   vkfuse_bench_conv [--layers 64x56x56:64k3s1,...] [--batch 1] [--dtype f32|f16] [--runs 5]
-//                     [--tiles auto,32x32:2x2/2+4,64x64:8x8+4,...]
+//                     [--tiles auto,32x32:2x2/2+4,64x64:8x8+4,p64r8:8x16v4c8+2,...]
 //   layer: C x H x W : M k KERNEL s STRIDE (input channels, height, width; output channels, square
 //          window, stride); tile: BM x BN : TM x TN [/ split K inside the workgroup] [+ workgroups per
-//          block]
+//          block] for the implicit GEMM, or p BM r RM : TH x TW v RW c CK [+ workgroups per block] for
+//          the patch root (host/ops/nn_support.h, PatchTile)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
@@ -50,11 +52,23 @@ std::optional<Layer> parse_layer(const std::string& text) {
   return Layer{c, h, w, m, k, s};
 }
 
-// "auto" -> none; "64x64:8x8/2+4" -> the tile; std::nullopt for anything else.
-std::optional<std::optional<ConvTile>> parse_tile(const std::string& text) {
-  if (text == "auto") return std::optional<ConvTile>();
+// The launcher's own choice, an implicit-GEMM tile, or a patch tile.
+using TileChoice = std::variant<std::monostate, ConvTile, PatchTile>;
+
+// "auto" -> the launcher's; "64x64:8x8/2+4" -> that implicit-GEMM tile; "p64r8:8x16v4c8+2" -> that patch
+// tile; std::nullopt for anything else.
+std::optional<TileChoice> parse_tile(const std::string& text) {
+  if (text == "auto") return TileChoice{};
   long long bm = 0, bn = 0, tm = 0, tn = 0, split_k = 1, parts = 1;
   int used = 0;
+  if (!text.empty() && text[0] == 'p') {
+    long long rm = 0, th = 0, tw = 0, rw = 0, ck = 0;
+    if (std::sscanf(text.c_str(), "p%lldr%lld:%lldx%lldv%lldc%lld%n", &bm, &rm, &th, &tw, &rw, &ck, &used) != 6)
+      return std::nullopt;
+    const std::string rest = text.substr(static_cast<std::size_t>(used));
+    if (!rest.empty() && std::sscanf(rest.c_str(), "+%lld%n", &parts, &used) != 1) return std::nullopt;
+    return TileChoice{PatchTile{bm, rm, th, tw, rw, ck, parts}};
+  }
   if (std::sscanf(text.c_str(), "%lldx%lld:%lldx%lld%n", &bm, &bn, &tm, &tn, &used) != 4) return std::nullopt;
   std::string rest = text.substr(static_cast<std::size_t>(used));
   auto take = [&rest](char mark, long long& value) {
@@ -66,7 +80,7 @@ std::optional<std::optional<ConvTile>> parse_tile(const std::string& text) {
     return true;
   };
   if (!take('/', split_k) || !take('+', parts) || !rest.empty()) return std::nullopt;
-  return std::optional<ConvTile>(ConvTile{bm, bn, tm, tn, split_k, parts});
+  return TileChoice{ConvTile{bm, bn, tm, tn, split_k, parts}};
 }
 
 // The blocking the launcher sets for `layer` (with the forced tile, if any): "BMxBN TMxTN sS pP bkK".
@@ -87,11 +101,14 @@ std::string blocking(const Layer& layer, std::int64_t batch, DType dtype, const 
       if (key == name) return value.back() == 'u' ? value.substr(0, value.size() - 1) : value;
     return std::string("?");
   };
+  const std::string grid = std::to_string(launch->workgroups[0] * launch->workgroups[1] * launch->workgroups[2]) + " x " +
+                           std::to_string(launch->workgroup_size);
+  if (launch->root == "roots/conv2d_patch.glsl")
+    return "patch " + define("VKF_BM") + "/" + define("VKF_RM") + " " + define("VKF_TH") + "x" + define("VKF_TW") + "/" +
+           define("VKF_RW") + " ck" + define("VKF_CK") + " p" + define("VKF_SPLIT_GROUPS") + " pws" + define("VKF_PWS") + ", " + grid;
   if (launch->root != "roots/conv2d.glsl") return launch->root;
   return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " s" +
-         define("VKF_SPLIT_K") + " p" + define("VKF_SPLIT_GROUPS") + " bk" + define("VKF_BK") + ", " +
-         std::to_string(launch->workgroups[0] * launch->workgroups[1] * launch->workgroups[2]) + " x " +
-         std::to_string(launch->workgroup_size);
+         define("VKF_SPLIT_K") + " p" + define("VKF_SPLIT_GROUPS") + " bk" + define("VKF_BK") + ", " + grid;
 }
 
 struct Measured {
@@ -164,7 +181,8 @@ Measured measure(const Context& context, const Layer& layer, std::int64_t batch,
 int main(int argc, char** argv) {
   const auto layers = parse_items(arg(argc, argv, "--layers", "64x56x56:64k3s1,128x28x28:128k3s1,256x14x14:256k3s1,512x7x7:512k3s1"),
                                   parse_layer, "--layers takes CxHxW:MkKERNELsSTRIDE");
-  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile, "--tiles takes auto or BMxBN:TMxTN[/SPLIT][+PARTS]");
+  const auto tiles = parse_items(arg(argc, argv, "--tiles", "auto"), parse_tile,
+                                 "--tiles takes auto, BMxBN:TMxTN[/SPLIT][+PARTS] or pBMrRM:THxTWvRWcCK[+PARTS]");
   if (!layers || !tiles) return 2;
   const std::int64_t batch = std::stoll(arg(argc, argv, "--batch", "1"));
   const int runs = std::stoi(arg(argc, argv, "--runs", "5"));
@@ -187,10 +205,19 @@ int main(int argc, char** argv) {
   std::printf("| layer | tile | median ms | TFLOP/s | max rel. error (16 samples) | blocking, workgroups x invocations |\n");
   std::printf("|---|---|---:|---:|---:|---|\n");
   for (const Layer& layer : *layers)
-    for (const std::optional<ConvTile>& tile : *tiles) {
+    for (const TileChoice& choice : *tiles) {
       std::optional<ScopedConvTile> forced;
+      std::optional<ScopedPatchTile> forced_patch;
       std::string name = "auto";
-      if (tile) {
+      if (const PatchTile* patch = std::get_if<PatchTile>(&choice)) {
+        if (!patch_tile_usable(*patch, plan)) {
+          std::fprintf(stderr, "  patch tile does not fit this device or the root\n");
+          continue;
+        }
+        forced_patch.emplace(*patch);
+        name = "forced";
+      }
+      if (const ConvTile* tile = std::get_if<ConvTile>(&choice)) {
         if (!conv_tile_usable(*tile, plan)) {
           std::fprintf(stderr, "  tile %lldx%lld:%lldx%lld/%lld+%lld does not fit this device or the root\n",
                        static_cast<long long>(tile->bm), static_cast<long long>(tile->bn), static_cast<long long>(tile->tm),

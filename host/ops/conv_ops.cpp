@@ -12,6 +12,7 @@
 
 #include "host/graph.h"
 #include "host/op_registry.h"
+#include "host/ops/conv_patch.h"
 #include "host/ops/kernel_support.h"
 #include "host/ops/nn_support.h"
 
@@ -334,6 +335,23 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Dev
   return launch;
 }
 
+// A Conv of one group with a window of more than one tap, X loaded as stored (a computed X stays with
+// the implicit GEMM, whose loads the planner counts), and no implicit-GEMM tile forced: the direct root
+// with staged input patches (roots/conv2d_patch.glsl), where the implicit GEMM would take micro-tiles of
+// at most kPatchMaxGemmOutputs outputs (batch-1 layers; batch 8's large ones keep their 8x8 blocks).
+constexpr std::int64_t kPatchMaxGemmOutputs = 32;
+std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, const DevicePlan& device) {
+  if (s.group != 1 || computed_x || g_forced_tile || s.axes[0].kernel * s.axes[1].kernel == 1) return std::nullopt;
+  const ConvTile gemm = choose_conv_tile(s.m, s.n * s.oh * s.ow, 1, device);
+  if (gemm.tm * gemm.tn > kPatchMaxGemmOutputs && !patch_forced()) return std::nullopt;  // forced: the tile decides
+  const WindowAxis &y = s.axes[0], &x = s.axes[1];
+  const PatchConv conv{.n = s.n, .c = s.c, .h = s.h, .w = s.w, .m = s.m, .oh = s.oh, .ow = s.ow,
+                       .kh = y.kernel, .kw = x.kernel, .sh = y.stride, .sw = x.stride, .dh = y.dilation, .dw = x.dilation};
+  const std::optional<PatchTile> tile = choose_patch_tile(conv, device);
+  if (!tile) return std::nullopt;
+  return patch_conv_launch(conv, *tile, conv_defines(s), device);
+}
+
 // An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them
 // (roots/gemm_coopmat.glsl), per image Y = W * X' with X' gathered from X as in roots/conv2d.glsl;
 // none where no coopmat tiling fits or a Conv tile is forced (choose_coopmat_tiling splits a long K
@@ -409,6 +427,7 @@ Result<KernelLaunch> launch_conv(std::span<const TensorInfo> in, const TensorInf
   const bool f16 = in[0].dtype == DType::kF16 && in[1].dtype == DType::kF16;
   const bool computed_x = in[0].load_cost > 0.0f;
   if (auto launch = coopmat_launch(s, f16, computed_x, device)) return *std::move(launch);
+  if (auto launch = patch_launch(s, computed_x, device)) return *std::move(launch);
   return implicit_gemm_launch(s, computed_x, device);
 }
 

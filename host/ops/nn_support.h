@@ -58,6 +58,37 @@ class ScopedConvTile {
 // the device's invocation and shared-memory limits.
 bool conv_tile_usable(const ConvTile& t, const DevicePlan& device);
 
+// Direct Conv tiles (roots/conv2d_patch.glsl): a block of bm output channels x th output rows x tw output
+// columns of one image per workgroup, rm channels x rw neighbouring outputs of a row per invocation, ck
+// input channels per staged step, and `parts` workgroups per block that each walk 1/parts of the input
+// channels and add their partial sums through memory.
+struct PatchTile {
+  std::int64_t bm, rm, th, tw, rw, ck, parts = 1;
+  std::int64_t invocations() const { return (bm / rm) * th * (tw / rw); }
+};
+
+// Benchmarks and tests: while one lives, every Conv the patch root can take runs on `tile` (parts
+// included) where it fits the device, and no other Conv does; with std::nullopt no Conv does (the
+// implicit GEMM's own tile rule then shows). Not thread-safe, as ScopedConvTile.
+class ScopedPatchTile {
+ public:
+  explicit ScopedPatchTile(std::optional<PatchTile> tile);
+  ~ScopedPatchTile();
+  ScopedPatchTile(const ScopedPatchTile&) = delete;
+  ScopedPatchTile& operator=(const ScopedPatchTile&) = delete;
+
+ private:
+  bool saved_set_;
+  std::optional<PatchTile> saved_;
+};
+
+// Whether a ScopedPatchTile lives (with a tile or without).
+bool patch_forced();
+
+// Whether tile t has the shape roots/conv2d_patch.glsl needs: rm a multiple of 4 dividing bm, rw dividing
+// tw, at most 16 parts, and within the device's invocations.
+bool patch_tile_usable(const PatchTile& t, const DevicePlan& device);
+
 // A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none
 // (an empty fallback makes the attribute required). Errors name the attribute and the bad value.
 Result<std::vector<std::int64_t>> nn_list(const OpAttrs& attrs, std::string_view name, std::size_t count,

@@ -168,8 +168,10 @@ void check_values(const char* op, const std::vector<HostTensor>& inputs, const s
 }
 
 // The implicit-GEMM tile, micro-tile, split-K slices, BK, workgroup grid and invocations per workgroup
-// Conv picks for X and W (pads 1 for a 3x3) on `plan`, e.g. "32x32 2x2 s1 bk32 98x2x1 256".
+// Conv picks for X and W (pads 1 for a 3x3) on `plan`, e.g. "32x32 2x2 s1 bk32 98x2x1 256", with the
+// patch root (tests/gpu/test_conv_patch.cpp) turned off.
 std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
+  const ScopedPatchTile off(std::nullopt);
   const OpDef* op = find_op("Conv");
   REQUIRE(op != nullptr);
   const std::vector<TensorInfo> in = {{x, DType::kF32}, {w, DType::kF32}};
@@ -179,12 +181,7 @@ std::string conv_tile(const Shape& x, const Shape& w, const DevicePlan& plan) {
   auto launch = op->launch(in, TensorInfo{}, OpAttrs{group, lists}, plan);
   REQUIRE_MESSAGE(launch.ok(), launch.status().to_string());
   REQUIRE(launch->root == "roots/conv2d.glsl");
-  auto define = [&](std::string_view name) {
-    for (const auto& [key, value] : launch->defines)
-      if (key == name) return value.back() == 'u' ? value.substr(0, value.size() - 1) : value;
-    FAIL("no define " << name);
-    return std::string();
-  };
+  auto define = [&](std::string_view name) { return launch_define(*launch, name); };
   const std::string parts = define("VKF_SPLIT_GROUPS");
   CHECK((parts == "1") == (launch->split_counters == 0));
   return define("VKF_BM") + "x" + define("VKF_BN") + " " + define("VKF_TM") + "x" + define("VKF_TN") + " s" +

@@ -40,4 +40,11 @@ void check_kernel_case(const KernelCase& c, DType dtype, std::uint32_t seed) {
                 std::string(c.op) << " " << dtype_name(dtype) << " " << shape_to_string(c.inputs[0]) << ": NMSE " << error);
 }
 
+std::string launch_define(const KernelLaunch& launch, std::string_view name) {
+  for (const auto& [key, value] : launch.defines)
+    if (key == name) return value.back() == 'u' ? value.substr(0, value.size() - 1) : value;
+  FAIL("no define " << name);
+  return {};
+}
+
 }  // namespace vkfuse::testing

@@ -4,9 +4,13 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
+
+#include "host/op_def.h"
 
 namespace vkfuse::testing {
 
@@ -22,6 +26,9 @@ struct KernelCase {
 };
 
 void check_kernel_case(const KernelCase& c, DType dtype, std::uint32_t seed);
+
+// Define `name` of a launch without its unsigned suffix ("32u" -> "32"); fails the test where it has none.
+std::string launch_define(const KernelLaunch& launch, std::string_view name);
 
 // Every case list, one per op table (tests/gpu/test_*_ops.cpp define them).
 std::span<const KernelCase> matmul_cases();

@@ -1,0 +1,152 @@
+#include "host/ops/conv_patch.h"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+
+#include "host/ops/kernel_support.h"
+
+namespace vkfuse {
+namespace {
+
+std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Whether a ScopedPatchTile lives, and its tile (none: the patch root is off).
+bool g_patch_set = false;
+std::optional<PatchTile> g_forced_patch;
+
+// The patch's row stride: the least at or above its width whose first reads of a warp (32 invocations,
+// or all of them where fewer: the seg[0] of each, rows SH*stride apart and RW*SW columns apart) hit the
+// fewest words of one bank (32 banks of 4 bytes).
+std::int64_t patch_row_stride(const PatchConv& conv, const PatchTile& t) {
+  const std::int64_t width = conv.patch_w(t), row_threads = t.tw / t.rw;
+  const std::int64_t lanes = std::min<std::int64_t>(32, t.th * row_threads);
+  std::int64_t best = width, best_ways = 33;
+  for (std::int64_t stride = width; stride < width + 32; ++stride) {
+    std::array<std::array<std::int64_t, 32>, 32> words{};  // per bank, the distinct words read
+    std::array<std::int64_t, 32> count{};
+    std::int64_t ways = 0;
+    for (std::int64_t lane = 0; lane < lanes; ++lane) {
+      const std::int64_t word = (lane / row_threads) * conv.sh * stride + (lane % row_threads) * t.rw * conv.sw;
+      const std::size_t bank = static_cast<std::size_t>(word % 32);
+      const auto end = words[bank].begin() + count[bank];
+      if (std::find(words[bank].begin(), end, word) == end) words[bank][static_cast<std::size_t>(count[bank]++)] = word;
+      ways = std::max(ways, count[bank]);
+    }
+    if (ways < best_ways) best = stride, best_ways = ways;
+  }
+  return best;
+}
+
+bool patch_fits(const PatchConv& conv, const PatchTile& t, const DevicePlan& device) {
+  return patch_tile_usable(t, device) &&
+         patch_shared_bytes(conv, t, patch_row_stride(conv, t)) <= static_cast<std::int64_t>(device.shared_memory_bytes);
+}
+
+}  // namespace
+
+std::int64_t patch_shared_bytes(const PatchConv& conv, const PatchTile& t, std::int64_t row_stride) {
+  const std::int64_t patch = conv.patch_h(t) * row_stride, weights = conv.kh * conv.kw * (t.bm + 4);
+  return t.ck * (patch + weights) * 4;
+}
+
+// The least of `options` that pads `extent` least (a multiple of the option as near as can be).
+std::int64_t least_padding(std::int64_t extent, std::initializer_list<std::int64_t> options) {
+  std::int64_t best = *options.begin();
+  for (const std::int64_t o : options)
+    if (div_up(extent, o) * o < div_up(extent, best) * best) best = o;
+  return best;
+}
+
+std::int64_t patch_blocks(const PatchConv& conv, const PatchTile& t) {
+  return conv.n * div_up(conv.m, t.bm) * div_up(conv.oh, t.th) * div_up(conv.ow, t.tw);
+}
+
+// K over the most workgroups per block (16, 8, 4 or 2) that keep two per SM at most (kFillWorkgroups),
+// each with kMinSplitSteps steps or more; where the device has room for the split-K scratch.
+PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& device) {
+  t.parts = 1;
+  if (device.max_bindings < kMinBindingsForScratch) return t;
+  const std::int64_t blocks = patch_blocks(conv, t), steps = div_up(conv.c, t.ck);
+  for (const std::int64_t parts : {16, 8, 4, 2})
+    if (blocks * parts <= 2 * kFillWorkgroups && steps >= parts * kMinSplitSteps) {
+      t.parts = parts;
+      break;
+    }
+  return t;
+}
+
+// Measured on the H100 (2026-11-27, fp32 batch 1, vkfuse_bench_conv, every tile of 32 or 64 channels x
+// 4 or 8 per invocation, 4x8 to 16x8 positions, K over 1 to 16 workgroups, against the implicit GEMM):
+// 4 outputs of a row x 4 channels per invocation on 8 x 16 blocks of 32 channels won on most layers
+// (resnet's 56x56 and 28x28 3x3 layers 0.0228 -> 0.0147 and 0.0263 -> 0.0158 ms), blocks of 64 channels
+// on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over the most workgroups that keep two per SM
+// at most, with two steps each (with_parts). The winners kept 29K invocations or more busy; where a
+// layer leaves fewer than half the GPU's kFillInvocations, steps of 4 channels (more parts) and then
+// blocks of 16 channels (more blocks) come in, and a layer still short of that stays with the implicit
+// GEMM, whose split-K slices keep more invocations busy: in whole models, densenet121's 3x3 layers (32
+// output channels, 7x7 and 14x14: 8 to 32 workgroups) and squeezenet1_1's (16 to 64 input channels:
+// one or two steps) took 1.44 -> 1.83 and 0.174 -> 0.194 ms without this.
+std::optional<PatchTile> choose_patch_tile(const PatchConv& conv, const DevicePlan& device) {
+  if (g_patch_set) return g_forced_patch && patch_fits(conv, *g_forced_patch, device) ? g_forced_patch : std::nullopt;
+  PatchTile t{.bm = conv.m >= 512 ? 64 : 32, .rm = 4, .th = 8, .tw = conv.ow >= 12 ? 16 : 8, .rw = 4, .ck = 8};
+  t.th = std::min(least_padding(conv.oh, {8, 7}), conv.oh);
+  while (t.ck > 1 && t.ck / 2 >= conv.c) t.ck /= 2;  // 3 input channels: 4 a step
+  while (t.ck > 1 && !patch_fits(conv, t, device)) t.ck /= 2;
+  if (!patch_fits(conv, t, device)) return std::nullopt;
+  t = with_parts(conv, t, device);
+  auto busy = [&](const PatchTile& c) { return patch_blocks(conv, c) * c.parts * c.invocations(); };
+  while (busy(t) < kFillInvocations / 2) {
+    PatchTile next = t;
+    if (next.ck > 4) next.ck = 4;
+    else if (next.bm > 16) next.bm /= 2;
+    else return std::nullopt;
+    t = with_parts(conv, next, device);
+  }
+  return t;
+}
+
+KernelLaunch patch_conv_launch(const PatchConv& conv, const PatchTile& t, std::vector<std::pair<std::string, std::string>> defines,
+                               const DevicePlan& device) {
+  const std::int64_t tiles_w = div_up(conv.ow, t.tw), tiles_h = div_up(conv.oh, t.th);
+  const std::int64_t blocks = conv.n * div_up(conv.m, t.bm) * tiles_h * tiles_w;
+  // Each part walks whole steps of ck channels, none of them empty.
+  const std::int64_t k_part = div_up(div_up(conv.c, t.parts), t.ck) * t.ck, parts = div_up(conv.c, k_part);
+  KernelLaunch launch;
+  launch.root = "roots/conv2d_patch.glsl";
+  launch.workgroup_size = static_cast<std::uint32_t>(t.invocations());
+  launch.defines = std::move(defines);
+  const bool vec_stores = t.rw == 4 && conv.ow % 4 == 0 && t.tw % 4 == 0;
+  launch.defines.insert(launch.defines.end(),
+                        {{"VKF_RM", glsl_uint(t.rm)}, {"VKF_RW", glsl_uint(t.rw)}, {"VKF_TH", glsl_uint(t.th)},
+                         {"VKF_TW", glsl_uint(t.tw)}, {"VKF_BM", glsl_uint(t.bm)}, {"VKF_CK", glsl_uint(t.ck)},
+                         {"VKF_PWS", glsl_uint(patch_row_stride(conv, t))}, {"VKF_TILES_W", glsl_uint(tiles_w)},
+                         {"VKF_TILES_H", glsl_uint(tiles_h)}, {"VKF_BLOCKS", glsl_uint(blocks)},
+                         {"VKF_VEC_STORES", vec_stores ? "1" : "0"}, {"VKF_SPLIT_GROUPS", std::to_string(parts)},
+                         {"VKF_K_PART", glsl_uint(k_part)}});
+  if (parts > 1) {
+    launch.split_counters = static_cast<std::uint32_t>(blocks);
+    launch.split_partial_bytes = static_cast<std::uint64_t>(blocks * parts * t.bm * t.th * t.tw) * 4;
+  }
+  launch.workgroups = {static_cast<std::uint32_t>(std::min<std::int64_t>(blocks * parts, device.max_groups_x)), 1, 1};
+  return launch;
+}
+
+ScopedPatchTile::ScopedPatchTile(std::optional<PatchTile> tile) : saved_set_(g_patch_set), saved_(g_forced_patch) {
+  g_patch_set = true;
+  g_forced_patch = tile;
+}
+
+ScopedPatchTile::~ScopedPatchTile() {
+  g_patch_set = saved_set_;
+  g_forced_patch = saved_;
+}
+
+bool patch_forced() { return g_patch_set; }
+
+bool patch_tile_usable(const PatchTile& t, const DevicePlan& device) {
+  return t.rm > 0 && t.rm % 4 == 0 && t.bm % t.rm == 0 && t.rw > 0 && t.tw % t.rw == 0 && t.th > 0 && t.ck > 0 &&
+         t.parts >= 1 && t.parts <= 16 && t.invocations() <= device.max_workgroup_invocations;
+}
+
+}  // namespace vkfuse
