@@ -335,13 +335,19 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Dev
   return launch;
 }
 
-// A Conv of one group with a window of more than one tap, X loaded as stored (a computed X stays with
-// the implicit GEMM, whose loads the planner counts), and no implicit-GEMM tile forced: the direct root
-// with staged input patches (roots/conv2d_patch.glsl), where the implicit GEMM would take micro-tiles of
-// at most kPatchMaxGemmOutputs outputs (batch-1 layers; batch 8's large ones keep their 8x8 blocks).
+// A Conv of one group whose windows overlap (a window wider than its stride on some axis: neighbouring
+// outputs share input values, which the patch root loads once), X loaded as stored (a computed X stays
+// with the implicit GEMM, whose loads the planner counts), and no implicit-GEMM tile forced: the direct
+// root with staged input patches (roots/conv2d_patch.glsl), where the implicit GEMM would take
+// micro-tiles of at most kPatchMaxGemmOutputs outputs (batch-1 layers; batch 8's large ones keep their
+// 8x8 blocks). Windows that do not overlap gain nothing from the patches: H100, 2026-11-27, fp32,
+// convnext_tiny's 2x2 stride-2 downsampling on the patch root, batch 1 1.113 -> 1.118 ms.
 constexpr std::int64_t kPatchMaxGemmOutputs = 32;
 std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, const DevicePlan& device) {
-  if (s.group != 1 || computed_x || g_forced_tile || s.axes[0].kernel * s.axes[1].kernel == 1) return std::nullopt;
+  const bool overlap = std::any_of(s.axes.begin(), s.axes.end(), [](const WindowAxis& a) {
+    return (a.kernel - 1) * a.dilation + 1 > a.stride;
+  });
+  if (s.group != 1 || computed_x || g_forced_tile || !overlap) return std::nullopt;
   const ConvTile gemm = choose_conv_tile(s.m, s.n * s.oh * s.ow, 1, device);
   if (gemm.tm * gemm.tn > kPatchMaxGemmOutputs && !patch_forced()) return std::nullopt;  // forced: the tile decides
   const WindowAxis &y = s.axes[0], &x = s.axes[1];

@@ -62,14 +62,18 @@ std::int64_t patch_blocks(const PatchConv& conv, const PatchTile& t) {
   return conv.n * div_up(conv.m, t.bm) * div_up(conv.oh, t.th) * div_up(conv.ow, t.tw);
 }
 
-// K over the most workgroups per block (16, 8, 4 or 2) that keep two per SM at most (kFillWorkgroups),
-// each with kMinSplitSteps steps or more; where the device has room for the split-K scratch.
+// K over the most workgroups per block (16, 8, 4 or 2) that keep four per SM at most (kFillWorkgroups),
+// each with kMinSplitSteps steps or more; where the device has room for the split-K scratch. A workgroup
+// of 256 invocations and 16 KB leaves room for several per SM, which the long K walks need: H100,
+// 2026-11-27, fp32 batch 8, googlenet's 14x14 3x3 layers on 144 and 160 workgroups walking all of K
+// (two per SM at most) took 0.113 and 0.125 ms against the implicit GEMM's 0.079 and 0.077, where those
+// of 224 and 256 workgroups (two parts) took 0.037-0.048 against 0.053-0.063.
 PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& device) {
   t.parts = 1;
   if (device.max_bindings < kMinBindingsForScratch) return t;
   const std::int64_t blocks = patch_blocks(conv, t), steps = div_up(conv.c, t.ck);
   for (const std::int64_t parts : {16, 8, 4, 2})
-    if (blocks * parts <= 2 * kFillWorkgroups && steps >= parts * kMinSplitSteps) {
+    if (blocks * parts <= 4 * kFillWorkgroups && steps >= parts * kMinSplitSteps) {
       t.parts = parts;
       break;
     }
@@ -80,18 +84,25 @@ PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& devic
 // 4 or 8 per invocation, 4x8 to 16x8 positions, K over 1 to 16 workgroups, against the implicit GEMM):
 // 4 outputs of a row x 4 channels per invocation on 8 x 16 blocks of 32 channels won on most layers
 // (resnet's 56x56 and 28x28 3x3 layers 0.0228 -> 0.0147 and 0.0263 -> 0.0158 ms), blocks of 64 channels
-// on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over the most workgroups that keep two per SM
-// at most, with two steps each (with_parts). The winners kept 29K invocations or more busy; where a
+// on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over several workgroups per block (with_parts).
+// The winners kept 29K invocations or more busy; where a
 // layer leaves fewer than half the GPU's kFillInvocations, steps of 4 channels (more parts) and then
 // blocks of 16 channels (more blocks) come in, and a layer still short of that stays with the implicit
 // GEMM, whose split-K slices keep more invocations busy: in whole models, densenet121's 3x3 layers (32
 // output channels, 7x7 and 14x14: 8 to 32 workgroups) and squeezenet1_1's (16 to 64 input channels:
 // one or two steps) took 1.44 -> 1.83 and 0.174 -> 0.194 ms without this.
+//
+// Inputs of fewer than kPatchMinChannels channels stay with the implicit GEMM: their patches are mostly
+// the window's overlap and a step has few channels to multiply (H100, 2026-11-27: the 3-channel stems
+// of mobilenet_v2 and resnet18 0.0044 -> 0.0046 and, at batch 8, 0.073 -> 0.088 ms; squeezenet1_1's 16
+// channels at 55x55 0.0081 -> 0.0097).
+constexpr std::int64_t kPatchMinChannels = 32;
+
 std::optional<PatchTile> choose_patch_tile(const PatchConv& conv, const DevicePlan& device) {
   if (g_patch_set) return g_forced_patch && patch_fits(conv, *g_forced_patch, device) ? g_forced_patch : std::nullopt;
+  if (conv.c < kPatchMinChannels) return std::nullopt;
   PatchTile t{.bm = conv.m >= 512 ? 64 : 32, .rm = 4, .th = 8, .tw = conv.ow >= 12 ? 16 : 8, .rw = 4, .ck = 8};
   t.th = std::min(least_padding(conv.oh, {8, 7}), conv.oh);
-  while (t.ck > 1 && t.ck / 2 >= conv.c) t.ck /= 2;  // 3 input channels: 4 a step
   while (t.ck > 1 && !patch_fits(conv, t, device)) t.ck /= 2;
   if (!patch_fits(conv, t, device)) return std::nullopt;
   t = with_parts(conv, t, device);

@@ -64,11 +64,16 @@ TEST_CASE("Conv picks the patch root for batch-1 layers of one group, the implic
   CHECK(conv_root({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "patch 32/4 7x16/4 ck8 p16 256x224");
   CHECK(conv_root({1, 512, 7, 7}, {512, 512, 3, 3}, h100) == "patch 64/4 7x8/4 ck8 p16 128x224");
   CHECK(conv_root({1, 64, 56, 56}, {128, 64, 3, 3}, h100, 2) == "patch 32/4 7x16/4 ck8 p4 128x224");
-  // resnet's stem (3 channels: 4 a step, whole K) and vgg11's second layer (392 blocks: no split).
-  CHECK(conv_root({1, 3, 224, 224}, {64, 3, 7, 7}, h100, 2) == "patch 32/4 8x16/4 ck4 p1 196x256");
+  // vgg11's second layer: 392 blocks, no split. Batch 8's 14x14 layers: K over two workgroups (up to
+  // four per SM).
   CHECK(conv_root({1, 64, 112, 112}, {128, 64, 3, 3}, h100) == "patch 32/4 8x16/4 ck8 p1 392x256");
-  // Not taken: 1x1 windows, groups, and layers where the implicit GEMM fills the GPU with 8x8 blocks
-  // (batch 8); nor with the patch root turned off.
+  CHECK(conv_root({8, 160, 14, 14}, {320, 160, 3, 3}, h100) == "patch 32/4 7x16/4 ck8 p2 320x224");  // googlenet
+  // Not taken: windows that do not overlap (1x1, convnext's 2x2 stride 2), groups, inputs of fewer than
+  // 32 channels (stems), and layers where the implicit GEMM fills the GPU with 8x8 blocks (batch 8);
+  // nor with the patch root turned off.
+  CHECK(conv_root({1, 96, 56, 56}, {192, 96, 2, 2}, h100, 2) == "roots/conv2d.glsl");
+  CHECK(conv_root({1, 3, 224, 224}, {64, 3, 7, 7}, h100, 2) == "roots/conv2d.glsl");
+  CHECK(conv_root({1, 16, 55, 55}, {64, 16, 3, 3}, h100) == "roots/conv2d.glsl");  // squeezenet1_1
   CHECK(conv_root({1, 256, 56, 56}, {64, 256, 1, 1}, h100) == "roots/conv2d.glsl");
   CHECK(conv_root({1, 24, 9, 10}, {36, 6, 3, 3}, h100, 1, 4.0f) == "roots/conv2d.glsl");
   CHECK(conv_root({8, 64, 112, 112}, {128, 64, 3, 3}, h100) == "roots/conv2d.glsl");
@@ -78,7 +83,7 @@ TEST_CASE("Conv picks the patch root for batch-1 layers of one group, the implic
   }
   // Layers that would leave less than half the GPU busy: steps of 4 channels (more parts), then blocks of
   // 16 channels; still short, the implicit GEMM (densenet121's 7x7 3x3 layers).
-  CHECK(conv_root({1, 16, 55, 55}, {64, 16, 3, 3}, h100) == "patch 32/4 8x16/4 ck4 p2 112x256");  // squeezenet1_1
+  CHECK(conv_root({1, 32, 27, 27}, {128, 32, 3, 3}, h100) == "patch 32/4 7x16/4 ck4 p4 128x224");  // squeezenet1_1
   CHECK(conv_root({1, 128, 28, 28}, {32, 128, 3, 3}, h100) == "patch 32/4 7x16/4 ck4 p16 128x224");  // densenet121
   CHECK(conv_root({1, 128, 7, 7}, {32, 128, 3, 3}, h100) == "roots/conv2d.glsl");
   // No room for the split-K scratch: K whole, where that still fills the GPU. 16 KB of shared memory:

@@ -334,10 +334,11 @@ TEST_CASE("the tiled GEMM root loads aligned f32 operands as vec4s") {
 
 // f16 Convs of one group take the same root where the device has cooperative matrices: W as A, X's
 // im2col matrix as B, gathered with strides, pads and dilations (or X's planes as they are for a plain
-// 1x1, staged in two buffers), bias and a post-fused Relu in the store. Grouped Convs keep roots/conv2d.glsl, f32
-// ones of one group take roots/conv2d_patch.glsl (a window of several taps) or roots/conv2d.glsl (1x1)
-// (1x1 Convs over 1x1 images of up to 4 images take roots/gemm_skinny.glsl in either dtype). f16 layers
-// of fewer tiles than the GPU has SMs and a K of 1024 or more split K across workgroups.
+// 1x1, staged in two buffers), bias and a post-fused Relu in the store. Grouped Convs keep
+// roots/conv2d.glsl; f32 ones of one group take roots/conv2d_patch.glsl (batch-1 layers with overlapping
+// windows over 32 channels or more, host/ops/conv_patch.cpp) or roots/conv2d.glsl (1x1). (1x1 Convs over
+// 1x1 images of up to 4 images take roots/gemm_skinny.glsl in either dtype.) f16 layers of fewer tiles
+// than the GPU has SMs and a K of 1024 or more split K across workgroups.
 TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering their window") {
   const DevicePlan device = h100_like_device();
   using Ints = std::vector<std::int64_t>;
@@ -364,7 +365,7 @@ TEST_CASE("f16 Convs of one group run on the cooperative-matrix root, gathering 
                         Case{{1, 128, 28, 28}, {192, 128, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A", true},
                         Case{{1, 64, 28, 28}, {192, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF16, coopmat, true, "A"},
                         Case{{1, 8, 6, 6}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2, DType::kF16, "roots/conv2d.glsl", false, ""},
-                        Case{{1, 16, 8, 8}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d_patch.glsl", false, ""},
+                        Case{{1, 64, 56, 56}, {64, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d_patch.glsl", false, ""},
                         Case{{1, 16, 8, 8}, {24, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1, DType::kF32, "roots/conv2d.glsl", false, ""}}) {
     CAPTURE(shape_to_string(c.x));
     CAPTURE(shape_to_string(c.w));
