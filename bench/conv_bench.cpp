@@ -66,7 +66,8 @@ std::optional<TileChoice> parse_tile(const std::string& text) {
     if (std::sscanf(text.c_str(), "p%lldr%lld:%lldx%lldv%lldc%lld%n", &bm, &rm, &th, &tw, &rw, &ck, &used) != 6)
       return std::nullopt;
     const std::string rest = text.substr(static_cast<std::size_t>(used));
-    if (!rest.empty() && std::sscanf(rest.c_str(), "+%lld%n", &parts, &used) != 1) return std::nullopt;
+    if (!rest.empty() && (std::sscanf(rest.c_str(), "+%lld%n", &parts, &used) != 1 || rest.size() != static_cast<std::size_t>(used)))
+      return std::nullopt;
     return TileChoice{PatchTile{bm, rm, th, tw, rw, ck, parts}};
   }
   if (std::sscanf(text.c_str(), "%lldx%lld:%lldx%lld%n", &bm, &bn, &tm, &tn, &used) != 4) return std::nullopt;

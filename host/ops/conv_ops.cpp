@@ -349,7 +349,7 @@ std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, co
   });
   if (s.group != 1 || computed_x || g_forced_tile || !overlap) return std::nullopt;
   const ConvTile gemm = choose_conv_tile(s.m, s.n * s.oh * s.ow, 1, device);
-  if (gemm.tm * gemm.tn > kPatchMaxGemmOutputs && !patch_forced()) return std::nullopt;  // forced: the tile decides
+  if (gemm.tm * gemm.tn > kPatchMaxGemmOutputs && !patch_tile_forced()) return std::nullopt;  // forced: the tile decides
   const WindowAxis &y = s.axes[0], &x = s.axes[1];
   const PatchConv conv{.n = s.n, .c = s.c, .h = s.h, .w = s.w, .m = s.m, .oh = s.oh, .ow = s.ow,
                        .kh = y.kernel, .kw = x.kernel, .sh = y.stride, .sw = x.stride, .dh = y.dilation, .dw = x.dilation};
@@ -364,7 +364,7 @@ std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, co
 // across workgroups where the tiles are fewer than the GPU's SMs, or, gathered, where its 32x32 tiles
 // would leave the GPU's resident subgroups short).
 std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, bool computed_x, const DevicePlan& device) {
-  if (!f16 || s.group != 1 || g_forced_tile) return std::nullopt;
+  if (!f16 || s.group != 1 || g_forced_tile || patch_tile_forced()) return std::nullopt;
   const WindowAxis &y = s.axes[0], &x = s.axes[1];
   GemmProblem p;
   p.batch = s.n;

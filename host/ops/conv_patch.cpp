@@ -38,8 +38,15 @@ std::int64_t patch_row_stride(const PatchConv& conv, const PatchTile& t) {
   return best;
 }
 
+// The most values one invocation stages per step, of the patch and of the weights: its loads are
+// unrolled, and a tile of few invocations on a wide window would unroll hundreds (a compile of minutes).
+constexpr std::int64_t kMaxStagedPerInvocation = 64;
+
 bool patch_fits(const PatchConv& conv, const PatchTile& t, const DevicePlan& device) {
-  return patch_tile_usable(t, device) &&
+  if (!patch_tile_usable(t, device)) return false;
+  const std::int64_t x_values = t.ck * conv.patch_h(t) * conv.patch_w(t), w_values = t.ck * conv.kh * conv.kw * t.bm;
+  return div_up(x_values, t.invocations()) <= kMaxStagedPerInvocation &&
+         div_up(w_values, t.invocations()) <= kMaxStagedPerInvocation &&
          patch_shared_bytes(conv, t, patch_row_stride(conv, t)) <= static_cast<std::int64_t>(device.shared_memory_bytes);
 }
 
@@ -47,7 +54,8 @@ bool patch_fits(const PatchConv& conv, const PatchTile& t, const DevicePlan& dev
 
 std::int64_t patch_shared_bytes(const PatchConv& conv, const PatchTile& t, std::int64_t row_stride) {
   const std::int64_t patch = conv.patch_h(t) * row_stride, weights = conv.kh * conv.kw * (t.bm + 4);
-  return t.ck * (patch + weights) * 4;
+  const std::int64_t split_flag = t.parts > 1 ? 16 : 0;  // vkf_split_last (codegen/kernel_root.cpp), padded
+  return t.ck * (patch + weights) * 4 + split_flag;
 }
 
 // The least of `options` that pads `extent` least (a multiple of the option as near as can be).
@@ -74,7 +82,7 @@ PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& devic
   const std::int64_t blocks = patch_blocks(conv, t), steps = div_up(conv.c, t.ck);
   for (const std::int64_t parts : {16, 8, 4, 2})
     if (blocks * parts <= 4 * kFillWorkgroups && steps >= parts * kMinSplitSteps) {
-      t.parts = parts;
+      t.parts = div_up(steps, div_up(steps, parts));  // as patch_conv_launch splits: none empty
       break;
     }
   return t;
@@ -153,11 +161,11 @@ ScopedPatchTile::~ScopedPatchTile() {
   g_forced_patch = saved_;
 }
 
-bool patch_forced() { return g_patch_set; }
+bool patch_tile_forced() { return g_patch_set && g_forced_patch.has_value(); }
 
 bool patch_tile_usable(const PatchTile& t, const DevicePlan& device) {
-  return t.rm > 0 && t.rm % 4 == 0 && t.bm % t.rm == 0 && t.rw > 0 && t.tw % t.rw == 0 && t.th > 0 && t.ck > 0 &&
-         t.parts >= 1 && t.parts <= 16 && t.invocations() <= device.max_workgroup_invocations;
+  return t.bm > 0 && t.rm > 0 && t.rm % 4 == 0 && t.bm % t.rm == 0 && t.tw > 0 && t.rw > 0 && t.tw % t.rw == 0 &&
+         t.th > 0 && t.ck > 0 && t.parts >= 1 && t.parts <= 16 && t.invocations() <= device.max_workgroup_invocations;
 }
 
 }  // namespace vkfuse

@@ -82,11 +82,13 @@ class ScopedPatchTile {
   std::optional<PatchTile> saved_;
 };
 
-// Whether a ScopedPatchTile lives (with a tile or without).
-bool patch_forced();
+// Whether a ScopedPatchTile with a tile lives: the Convs the patch root can take skip the other roots'
+// rules (the implicit GEMM's and the cooperative matrices').
+bool patch_tile_forced();
 
-// Whether tile t has the shape roots/conv2d_patch.glsl needs: rm a multiple of 4 dividing bm, rw dividing
-// tw, at most 16 parts, and within the device's invocations.
+// Whether tile t has the shape roots/conv2d_patch.glsl needs: positive sizes, rm a multiple of 4
+// dividing bm, rw dividing tw, at most 16 parts, and within the device's invocations. (A Conv takes it
+// only where its patch, weights and loads per invocation also fit: host/ops/conv_patch.cpp.)
 bool patch_tile_usable(const PatchTile& t, const DevicePlan& device);
 
 // A list attribute with exactly `count` values, each >= `min_value`; `fallback` when the node has none

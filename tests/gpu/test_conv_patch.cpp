@@ -31,10 +31,11 @@ DevicePlan h100_plan() {
 // The root Conv takes for X and W (pads of half the window, `stride`) on `plan`, and for the patch root
 // its tile, parts and grid: "patch 32/4 8x16/4 ck8 p4 224x256" (BM/RM THxTW/RW, CK, parts, workgroups
 // x invocations).
-std::string conv_root(const Shape& x, const Shape& w, const DevicePlan& plan, std::int64_t stride = 1, float group = 1.0f) {
+std::string conv_root(const Shape& x, const Shape& w, const DevicePlan& plan, std::int64_t stride = 1, float group = 1.0f,
+                      DType dtype = DType::kF32) {
   const OpDef* op = find_op("Conv");
   REQUIRE(op != nullptr);
-  const std::vector<TensorInfo> in = {{x, DType::kF32}, {w, DType::kF32}};
+  const std::vector<TensorInfo> in = {{x, dtype}, {w, dtype}};
   AttrLists lists;
   const std::int64_t pad = w[2] / 2;
   lists.emplace("pads", Ints{pad, pad, pad, pad});
@@ -57,8 +58,8 @@ TEST_CASE("Conv picks the patch root for batch-1 layers of one group, the implic
   const DevicePlan h100 = h100_plan();
   // resnet's 3x3 layers at batch 1: 8 x 16 blocks of 32 channels, 4 x 4 outputs per invocation; 7-row
   // blocks where they tile the height exactly (28, 14, 7); 8-wide blocks on 7x7 outputs; blocks of 64
-  // channels for 512. K goes over the most workgroups (of 16, 8, 4, 2) that stay within two per SM
-  // (264) with two steps of 8 channels each.
+  // channels for 512. K goes over the most workgroups (of 16, 8, 4, 2) that stay within four per SM
+  // (528) with two steps of 8 channels each.
   CHECK(conv_root({1, 64, 56, 56}, {64, 64, 3, 3}, h100) == "patch 32/4 8x16/4 ck8 p4 224x256");
   CHECK(conv_root({1, 128, 28, 28}, {128, 128, 3, 3}, h100) == "patch 32/4 7x16/4 ck8 p8 256x224");
   CHECK(conv_root({1, 256, 14, 14}, {256, 256, 3, 3}, h100) == "patch 32/4 7x16/4 ck8 p16 256x224");
@@ -96,6 +97,35 @@ TEST_CASE("Conv picks the patch root for batch-1 layers of one group, the implic
   small.shared_memory_bytes = 16384;
   small.max_workgroup_invocations = 256;
   CHECK(conv_root({1, 512, 7, 7}, {512, 512, 3, 3}, small) == "patch 64/4 7x8/4 ck4 p16 128x224");
+}
+
+TEST_CASE("a forced patch tile takes every Conv it fits, cooperative matrices or not, and no other") {
+  DevicePlan coopmat = h100_plan();
+  coopmat.coopmat_f16 = true;
+  coopmat.f16_storage = true;
+  CHECK(conv_root({1, 64, 28, 28}, {64, 64, 3, 3}, coopmat, 1, 1.0f, DType::kF16) == "roots/gemm_coopmat.glsl");
+  {
+    const ScopedPatchTile forced(PatchTile{.bm = 16, .rm = 4, .th = 4, .tw = 8, .rw = 4, .ck = 4, .parts = 2});
+    CHECK(conv_root({1, 64, 28, 28}, {64, 64, 3, 3}, coopmat, 1, 1.0f, DType::kF16) == "patch 16/4 4x8/4 ck4 p2 224x32");
+    CHECK(conv_root({1, 3, 28, 28}, {8, 3, 3, 3}, coopmat) == "patch 16/4 4x8/4 ck4 p1 28x32");  // below 32 channels too
+    CHECK(conv_root({1, 64, 28, 28}, {64, 64, 1, 1}, coopmat) == "roots/conv2d.glsl");           // windows apart
+  }
+  // A tile of one invocation would stage 1296 weights each per step on a 9x9 window: it does not fit
+  // (its unrolled loads would take minutes to compile), so the Conv keeps its own rule.
+  {
+    const ScopedPatchTile forced(PatchTile{.bm = 4, .rm = 4, .th = 1, .tw = 1, .rw = 1, .ck = 4, .parts = 1});
+    CHECK(conv_root({1, 64, 28, 28}, {8, 64, 9, 9}, h100_plan()) == "roots/conv2d.glsl");
+  }
+  // Tiles of no size, negative sizes or shapes the root cannot take are not usable.
+  const DevicePlan plan = h100_plan();
+  CHECK(patch_tile_usable(PatchTile{.bm = 32, .rm = 4, .th = 8, .tw = 16, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 0, .rm = 4, .th = 8, .tw = 16, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 32, .rm = 4, .th = 8, .tw = 0, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = -4, .rm = 4, .th = 8, .tw = 16, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 32, .rm = 2, .th = 8, .tw = 16, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 32, .rm = 4, .th = 8, .tw = 10, .rw = 4, .ck = 8}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 32, .rm = 4, .th = 8, .tw = 16, .rw = 4, .ck = 8, .parts = 17}, plan));
+  CHECK_FALSE(patch_tile_usable(PatchTile{.bm = 256, .rm = 4, .th = 8, .tw = 16, .rw = 4, .ck = 8}, plan));  // 2048 invocations
 }
 
 // Tiles of every shape the root takes: 4 or 8 channels per invocation, 1, 2 or 4 outputs of a row,
