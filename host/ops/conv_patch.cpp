@@ -58,6 +58,8 @@ std::int64_t patch_shared_bytes(const PatchConv& conv, const PatchTile& t, std::
   return t.ck * (patch + weights) * 4 + split_flag;
 }
 
+namespace {
+
 // The least of `options` that pads `extent` least (a multiple of the option as near as can be).
 std::int64_t least_padding(std::int64_t extent, std::initializer_list<std::int64_t> options) {
   std::int64_t best = *options.begin();
@@ -88,17 +90,19 @@ PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& devic
   return t;
 }
 
+}  // namespace
+
 // Measured on the H100 (2026-11-27, fp32 batch 1, vkfuse_bench_conv, every tile of 32 or 64 channels x
 // 4 or 8 per invocation, 4x8 to 16x8 positions, K over 1 to 16 workgroups, against the implicit GEMM):
 // 4 outputs of a row x 4 channels per invocation on 8 x 16 blocks of 32 channels won on most layers
 // (resnet's 56x56 and 28x28 3x3 layers 0.0228 -> 0.0147 and 0.0263 -> 0.0158 ms), blocks of 64 channels
 // on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over several workgroups per block (with_parts).
-// The winners kept 29K invocations or more busy; where a
-// layer leaves fewer than half the GPU's kFillInvocations, steps of 4 channels (more parts) and then
-// blocks of 16 channels (more blocks) come in, and a layer still short of that stays with the implicit
-// GEMM, whose split-K slices keep more invocations busy: in whole models, densenet121's 3x3 layers (32
-// output channels, 7x7 and 14x14: 8 to 32 workgroups) and squeezenet1_1's (16 to 64 input channels:
-// one or two steps) took 1.44 -> 1.83 and 0.174 -> 0.194 ms without this.
+// The winners kept 29K invocations or more busy. Where a layer leaves fewer than half the GPU's
+// kFillInvocations, steps of 4 channels (more parts) and then blocks of 16 channels (more blocks) come
+// in, and a layer still short of that stays with the implicit GEMM, whose split-K slices keep more
+// invocations busy: in whole models, densenet121's 3x3 layers (32 output channels, 7x7 and 14x14: 8 to
+// 32 workgroups) and squeezenet1_1's (16 to 64 input channels: one or two steps) took 1.44 -> 1.83 and
+// 0.174 -> 0.194 ms without this.
 //
 // Inputs of fewer than kPatchMinChannels channels stay with the implicit GEMM: their patches are mostly
 // the window's overlap and a step has few channels to multiply (H100, 2026-11-27: the 3-channel stems
