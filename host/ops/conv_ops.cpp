@@ -25,14 +25,6 @@ constexpr std::string_view kConvTransposeLists[] = {"pads", "strides", "dilation
 constexpr const char* kRoles[] = {"X", "W", "B"};
 constexpr const char* kAxisNames[] = {"height", "width"};
 
-// Both ops: X [n, c, h, w] -> Y [n, m, oh, ow]; each of `group` groups maps cg input channels to mg
-// output channels.
-struct ConvShape {
-  std::int64_t n = 1, c = 1, h = 1, w = 1, m = 1, oh = 1, ow = 1, group = 1, cg = 1, mg = 1;
-  std::array<WindowAxis, 2> axes;
-  bool has_bias = false;
-};
-
 Status check_inputs(std::span<const TensorInfo> in, const char* what) {
   for (std::size_t k = 0; k < in.size(); ++k) VKFUSE_TRY(require_float(in, k, kRoles[k]));
   VKFUSE_TRY(require_same_dtype(in, kRoles));
@@ -146,8 +138,6 @@ std::vector<std::pair<std::string, std::string>> conv_defines(const ConvShape& s
 constexpr ConvTile kConvTiles[] = {
     {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4}, {64, 32, 4, 4},       {32, 64, 4, 4},
     {32, 32, 4, 4},   {64, 32, 4, 2},  {32, 64, 2, 4},  {32, 32, 2, 2}, {32, 32, 2, 2, 2}, {32, 32, 2, 2, 4}};
-
-std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The least BK for tile t: every invocation stages the same number of A and B elements of a slice
 // (invocations divide bm*bk and bn*bk) and each slice multiplies the same number of its k's.
@@ -344,18 +334,13 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Dev
 // convnext_tiny's 2x2 stride-2 downsampling on the patch root, batch 1 1.113 -> 1.118 ms.
 constexpr std::int64_t kPatchMaxGemmOutputs = 32;
 std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, const DevicePlan& device) {
-  const bool overlap = std::any_of(s.axes.begin(), s.axes.end(), [](const WindowAxis& a) {
-    return (a.kernel - 1) * a.dilation + 1 > a.stride;
-  });
+  const bool overlap = std::any_of(s.axes.begin(), s.axes.end(), [](const WindowAxis& a) { return a.span() > a.stride; });
   if (s.group != 1 || computed_x || g_forced_tile || !overlap) return std::nullopt;
   const ConvTile gemm = choose_conv_tile(s.m, s.n * s.oh * s.ow, 1, device);
   if (gemm.tm * gemm.tn > kPatchMaxGemmOutputs && !patch_tile_forced()) return std::nullopt;  // forced: the tile decides
-  const WindowAxis &y = s.axes[0], &x = s.axes[1];
-  const PatchConv conv{.n = s.n, .c = s.c, .h = s.h, .w = s.w, .m = s.m, .oh = s.oh, .ow = s.ow,
-                       .kh = y.kernel, .kw = x.kernel, .sh = y.stride, .sw = x.stride, .dh = y.dilation, .dw = x.dilation};
-  const std::optional<PatchTile> tile = choose_patch_tile(conv, device);
+  const std::optional<PatchTile> tile = choose_patch_tile(s, device);
   if (!tile) return std::nullopt;
-  return patch_conv_launch(conv, *tile, conv_defines(s), device);
+  return patch_conv_launch(s, *tile, conv_defines(s), device);
 }
 
 // An f16 Conv of one group where the device has fp16 cooperative matrices: the GEMM root on them

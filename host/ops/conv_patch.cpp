@@ -9,7 +9,10 @@
 namespace vkfuse {
 namespace {
 
-std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// Input rows and columns of a th x tw block of outputs (the patch, before its row stride).
+std::int64_t patch_h(const ConvShape& s, const PatchTile& t) { return (t.th - 1) * s.axes[0].stride + s.axes[0].span(); }
+std::int64_t patch_w(const ConvShape& s, const PatchTile& t) { return (t.tw - 1) * s.axes[1].stride + s.axes[1].span(); }
+std::int64_t taps(const ConvShape& s) { return s.axes[0].kernel * s.axes[1].kernel; }
 
 // Whether a ScopedPatchTile lives, and its tile (none: the patch root is off).
 bool g_patch_set = false;
@@ -18,8 +21,8 @@ std::optional<PatchTile> g_forced_patch;
 // The patch's row stride: the least at or above its width whose first reads of a warp (32 invocations,
 // or all of them where fewer: the seg[0] of each, rows SH*stride apart and RW*SW columns apart) hit the
 // fewest words of one bank (32 banks of 4 bytes).
-std::int64_t patch_row_stride(const PatchConv& conv, const PatchTile& t) {
-  const std::int64_t width = conv.patch_w(t), row_threads = t.tw / t.rw;
+std::int64_t patch_row_stride(const ConvShape& conv, const PatchTile& t) {
+  const std::int64_t width = patch_w(conv, t), row_threads = t.tw / t.rw;
   const std::int64_t lanes = std::min<std::int64_t>(32, t.th * row_threads);
   std::int64_t best = width, best_ways = 33;
   for (std::int64_t stride = width; stride < width + 32; ++stride) {
@@ -27,7 +30,7 @@ std::int64_t patch_row_stride(const PatchConv& conv, const PatchTile& t) {
     std::array<std::int64_t, 32> count{};
     std::int64_t ways = 0;
     for (std::int64_t lane = 0; lane < lanes; ++lane) {
-      const std::int64_t word = (lane / row_threads) * conv.sh * stride + (lane % row_threads) * t.rw * conv.sw;
+      const std::int64_t word = (lane / row_threads) * conv.axes[0].stride * stride + (lane % row_threads) * t.rw * conv.axes[1].stride;
       const std::size_t bank = static_cast<std::size_t>(word % 32);
       const auto end = words[bank].begin() + count[bank];
       if (std::find(words[bank].begin(), end, word) == end) words[bank][static_cast<std::size_t>(count[bank]++)] = word;
@@ -38,27 +41,25 @@ std::int64_t patch_row_stride(const PatchConv& conv, const PatchTile& t) {
   return best;
 }
 
-// The most values one invocation stages per step, of the patch and of the weights: its loads are
-// unrolled, and a tile of few invocations on a wide window would unroll hundreds (a compile of minutes).
-constexpr std::int64_t kMaxStagedPerInvocation = 64;
-
-bool patch_fits(const PatchConv& conv, const PatchTile& t, const DevicePlan& device) {
-  if (!patch_tile_usable(t, device)) return false;
-  const std::int64_t x_values = t.ck * conv.patch_h(t) * conv.patch_w(t), w_values = t.ck * conv.kh * conv.kw * t.bm;
-  return div_up(x_values, t.invocations()) <= kMaxStagedPerInvocation &&
-         div_up(w_values, t.invocations()) <= kMaxStagedPerInvocation &&
-         patch_shared_bytes(conv, t, patch_row_stride(conv, t)) <= static_cast<std::int64_t>(device.shared_memory_bytes);
-}
-
-}  // namespace
-
-std::int64_t patch_shared_bytes(const PatchConv& conv, const PatchTile& t, std::int64_t row_stride) {
-  const std::int64_t patch = conv.patch_h(t) * row_stride, weights = conv.kh * conv.kw * (t.bm + 4);
+// Shared memory tile t takes on Conv `conv` with patch rows `row_stride` apart (roots/conv2d_patch.glsl:
+// vkf_x, vkf_w and, with parts, vkf_split_last).
+std::int64_t patch_shared_bytes(const ConvShape& conv, const PatchTile& t, std::int64_t row_stride) {
+  const std::int64_t patch = patch_h(conv, t) * row_stride, weights = taps(conv) * (t.bm + 4);
   const std::int64_t split_flag = t.parts > 1 ? 16 : 0;  // vkf_split_last (codegen/kernel_root.cpp), padded
   return t.ck * (patch + weights) * 4 + split_flag;
 }
 
-namespace {
+// The most values one invocation stages per step, of the patch and of the weights: its loads are
+// unrolled, and a tile of few invocations on a wide window would unroll hundreds (a compile of minutes).
+constexpr std::int64_t kMaxStagedPerInvocation = 64;
+
+bool patch_fits(const ConvShape& conv, const PatchTile& t, const DevicePlan& device) {
+  if (!patch_tile_usable(t, device)) return false;
+  const std::int64_t x_values = t.ck * patch_h(conv, t) * patch_w(conv, t), w_values = t.ck * taps(conv) * t.bm;
+  return div_up(x_values, t.invocations()) <= kMaxStagedPerInvocation &&
+         div_up(w_values, t.invocations()) <= kMaxStagedPerInvocation &&
+         patch_shared_bytes(conv, t, patch_row_stride(conv, t)) <= static_cast<std::int64_t>(device.shared_memory_bytes);
+}
 
 // The least of `options` that pads `extent` least (a multiple of the option as near as can be).
 std::int64_t least_padding(std::int64_t extent, std::initializer_list<std::int64_t> options) {
@@ -68,7 +69,7 @@ std::int64_t least_padding(std::int64_t extent, std::initializer_list<std::int64
   return best;
 }
 
-std::int64_t patch_blocks(const PatchConv& conv, const PatchTile& t) {
+std::int64_t patch_blocks(const ConvShape& conv, const PatchTile& t) {
   return conv.n * div_up(conv.m, t.bm) * div_up(conv.oh, t.th) * div_up(conv.ow, t.tw);
 }
 
@@ -78,7 +79,7 @@ std::int64_t patch_blocks(const PatchConv& conv, const PatchTile& t) {
 // 2026-11-27, fp32 batch 8, googlenet's 14x14 3x3 layers on 144 and 160 workgroups walking all of K
 // (two per SM at most) took 0.113 and 0.125 ms against the implicit GEMM's 0.079 and 0.077, where those
 // of 224 and 256 workgroups (two parts) took 0.037-0.048 against 0.053-0.063.
-PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& device) {
+PatchTile with_parts(const ConvShape& conv, PatchTile t, const DevicePlan& device) {
   t.parts = 1;
   if (device.max_bindings < kMinBindingsForScratch) return t;
   const std::int64_t blocks = patch_blocks(conv, t), steps = div_up(conv.c, t.ck);
@@ -110,7 +111,7 @@ PatchTile with_parts(const PatchConv& conv, PatchTile t, const DevicePlan& devic
 // channels at 55x55 0.0081 -> 0.0097).
 constexpr std::int64_t kPatchMinChannels = 32;
 
-std::optional<PatchTile> choose_patch_tile(const PatchConv& conv, const DevicePlan& device) {
+std::optional<PatchTile> choose_patch_tile(const ConvShape& conv, const DevicePlan& device) {
   if (g_patch_set) return g_forced_patch && patch_fits(conv, *g_forced_patch, device) ? g_forced_patch : std::nullopt;
   if (conv.c < kPatchMinChannels) return std::nullopt;
   PatchTile t{.bm = conv.m >= 512 ? 64 : 32, .rm = 4, .th = 8, .tw = conv.ow >= 12 ? 16 : 8, .rw = 4, .ck = 8};
@@ -129,7 +130,7 @@ std::optional<PatchTile> choose_patch_tile(const PatchConv& conv, const DevicePl
   return t;
 }
 
-KernelLaunch patch_conv_launch(const PatchConv& conv, const PatchTile& t, std::vector<std::pair<std::string, std::string>> defines,
+KernelLaunch patch_conv_launch(const ConvShape& conv, const PatchTile& t, std::vector<std::pair<std::string, std::string>> defines,
                                const DevicePlan& device) {
   const std::int64_t tiles_w = div_up(conv.ow, t.tw), tiles_h = div_up(conv.oh, t.th);
   const std::int64_t blocks = conv.n * div_up(conv.m, t.bm) * tiles_h * tiles_w;

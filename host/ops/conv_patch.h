@@ -14,24 +14,13 @@
 
 namespace vkfuse {
 
-// A Conv of one group as the patch root sees it.
-struct PatchConv {
-  std::int64_t n = 1, c = 1, h = 1, w = 1, m = 1, oh = 1, ow = 1;
-  std::int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  std::int64_t patch_h(const PatchTile& t) const { return (t.th - 1) * sh + (kh - 1) * dh + 1; }
-  std::int64_t patch_w(const PatchTile& t) const { return (t.tw - 1) * sw + (kw - 1) * dw + 1; }
-};
+// The patch tile for Conv `s` (one group) on `device` (the forced one while a ScopedPatchTile lives), or
+// none where the root does not pay or fit.
+std::optional<PatchTile> choose_patch_tile(const ConvShape& s, const DevicePlan& device);
 
-// Shared memory tile t takes on Conv `conv` with patch rows `row_stride` apart.
-std::int64_t patch_shared_bytes(const PatchConv& conv, const PatchTile& t, std::int64_t row_stride);
-
-// The patch tile for `conv` on `device` (the forced one while a ScopedPatchTile lives), or none where the
-// root does not pay or fit.
-std::optional<PatchTile> choose_patch_tile(const PatchConv& conv, const DevicePlan& device);
-
-// The launch of `conv` on tile t (usable: patch_tile_usable); `defines` are the Conv's shape defines
+// The launch of Conv `s` on tile t (from choose_patch_tile); `defines` are the Conv's shape defines
 // (host/ops/conv_ops.cpp, conv_defines).
-KernelLaunch patch_conv_launch(const PatchConv& conv, const PatchTile& t, std::vector<std::pair<std::string, std::string>> defines,
+KernelLaunch patch_conv_launch(const ConvShape& s, const PatchTile& t, std::vector<std::pair<std::string, std::string>> defines,
                                const DevicePlan& device);
 
 }  // namespace vkfuse

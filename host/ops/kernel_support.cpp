@@ -83,7 +83,6 @@ constexpr std::uint32_t kMaxSplitGroups = 16;
 // At most this many rows go to roots/gemm_skinny.glsl (a row's partial sums live in registers).
 constexpr std::int64_t kSkinnyMaxRows = 4;
 
-std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Tiles of 128 accumulators per invocation or more: one workgroup per SM (registers).
 constexpr std::uint32_t kOneBlockPerSm = 128;

@@ -23,6 +23,9 @@ std::string batch_offset_glsl(const Shape& out_batch, const Shape& batch, std::i
 // The same on the CPU.
 std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64_t matrix, std::int64_t index);
 
+// a / b rounded up (tiles, parts, workgroups), for positive b.
+inline constexpr std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
 // Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
 // 132 SMs; Vulkan does not report the SM count). Below it a product is latency-bound. A smaller GPU is
 // filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants

@@ -114,6 +114,14 @@ struct WindowAxis {
   std::int64_t span() const { return (kernel - 1) * dilation + 1; }  // the dilated window's extent
 };
 
+// Conv and ConvTranspose (host/ops/conv_ops.cpp): X [n, c, h, w] -> Y [n, m, oh, ow]; each of `group`
+// groups maps cg input channels to mg output channels.
+struct ConvShape {
+  std::int64_t n = 1, c = 1, h = 1, w = 1, m = 1, oh = 1, ow = 1, group = 1, cg = 1, mg = 1;
+  std::array<WindowAxis, 2> axes;
+  bool has_bias = false;
+};
+
 // The 2-D window from the attributes: `kernel` gives the kernel size (from W or kernel_shape); lists
 // "pads" [top, left, bottom, right], "strides" and, when `dilations`, "dilations".
 Result<std::array<WindowAxis, 2>> read_window(const OpAttrs& attrs, std::array<std::int64_t, 2> kernel, bool dilations);
