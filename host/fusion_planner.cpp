@@ -10,6 +10,7 @@
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
+#include "host/view_reorder.h"
 
 namespace vkfuse {
 namespace {
@@ -26,6 +27,7 @@ struct Draft {
   Shape domain;
   Shape reduced;   // reduce groups: the reductions' output shape; kernel groups: the anchor's output shape
   NodeId anchor = kNoNode;  // kernel groups: the kernel op
+  Shape viewed;    // kernel groups whose post chain reads its value through a reordering view: the view's shape
   int axis = 0;    // reduce groups: first reduced axis
   bool keepdims = true;
   bool alive = true;
@@ -80,9 +82,10 @@ class Planner {
   }
 
   // Can `n` join group g through its input `v`? Sets the phase `n` would have there.
-  bool can_join(const Draft& g, NodeId n, ValueId v, Phase& phase) const {
+  // `viewed`: n reads v through a reordering view of that shape (post-fusion through a view).
+  bool can_join(const Draft& g, NodeId n, ValueId v, Phase& phase, const Shape* viewed = nullptr) const {
     const Node& node = graph_.node(n);
-    if (node.op->kind == OpKind::kKernel) return false;
+    if (node.op->kind == OpKind::kKernel || (viewed && g.root != GroupRoot::kKernel)) return false;
     const Shape& out = graph_.value(node.output).shape;
     const Phase v_phase = phase_[static_cast<std::size_t>(graph_.value(v).producer)];
     if (g.root == GroupRoot::kKernel) {
@@ -99,7 +102,8 @@ class Planner {
         return false;
       if (v_phase == Phase::kPre) return false;  // a value computed in the anchor's loads, not its stores
       phase = Phase::kPost;
-      return out == g.reduced;
+      if (viewed) return out == *viewed && (g.viewed.empty() || g.viewed == *viewed);
+      return out == g.reduced || (!g.viewed.empty() && out == g.viewed);
     }
     if (node.op->kind == OpKind::kReduce) {
       const Shape& in = graph_.value(node.inputs[0]).shape;
@@ -310,6 +314,12 @@ class Planner {
     }
   }
 
+  // Whether view v takes every element of the value it views exactly once (host/view_reorder.h).
+  bool reorders(ValueId v) const {
+    auto view = resolve_view(graph_, v);
+    return view.ok() && reordered_space(graph_.value(view->base).shape, view->layout).has_value();
+  }
+
   // The value in memory behind a value: itself, or the base a chain of views reads.
   ValueId stored_value(ValueId v) const { return graph_.view_base(v); }
 
@@ -367,14 +377,21 @@ class Planner {
     const Node& node = graph_.node(n);
     std::set<int> merge;
     std::optional<Phase> phase;
+    std::optional<Shape> viewed;  // n joins a kernel group through a reordering view of this shape
     if (mode == FusionMode::kFused) {
       for (ValueId v : node.inputs) {
-        if (graph_.is_view(v)) continue;
-        const int g = producer_group(v);
+        ValueId read = v;
+        std::optional<Shape> through;
+        if (graph_.is_view(v)) {
+          if (node.op->copies_input || !reorders(v)) continue;  // (a copy of a view is stored in place instead)
+          read = stored_value(v);
+          through = graph_.value(v).shape;
+        }
+        const int g = producer_group(read);
         if (g < 0 || merge.count(g)) continue;
         const Draft& draft = drafts_[static_cast<std::size_t>(g)];
         Phase p;
-        if (!can_join(draft, n, v, p) || (phase && *phase != p)) continue;
+        if (!can_join(draft, n, read, p, through ? &*through : nullptr) || (phase && *phase != p)) continue;
         if (!compatible_with(merge, draft)) continue;
         std::set<int> trial = merge;
         trial.insert(g);
@@ -385,6 +402,7 @@ class Planner {
         if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
         merge = std::move(trial);
         phase = p;
+        if (through) viewed = through;
       }
     }
     if (mode == FusionMode::kFused && merge.empty() && node.op->kind == OpKind::kReduce) {
@@ -425,6 +443,7 @@ class Planner {
         d.nodes.clear();
       }
       merged.nodes.insert(n);
+      if (viewed) merged.viewed = *viewed;
       if (node.op->kind == OpKind::kReduce && merged.root != GroupRoot::kKernel) {  // (in a kernel group: a plane sum)
         const Shape& in = graph_.value(node.inputs[0]).shape;
         merged.root = GroupRoot::kReduce;
@@ -769,18 +788,30 @@ class Planner {
     std::map<NodeId, Phase> stage;
     std::map<NodeId, int> pass;  // the pass that computes a pre value, or after which a reduced one exists
     std::set<NodeId> plane_sums;  // anchored: reductions of the anchor's result (read by no member)
+    std::optional<ValueId> crossing;  // anchored: the reordering view a post chain reads (view_reorder.h)
+    std::set<NodeId> viewed;          // the post nodes after it, in the view's order
     int passes = 1;
     for (NodeId q : nodes) {  // ascending ids: topological order
       const Node& node = graph_.node(q);
-      bool reads_pre = false, reads_reduced = false;
+      bool reads_pre = false, reads_reduced = false, through_view = false, reads_viewed = false, reads_own = false;
       int after = 0;
       for (ValueId v : node.inputs) {
+        NodeId p = kNoNode;
         if (graph_.is_view(v)) {
-          if (nodes.count(stored_producer(v))) return false;
-          continue;
+          p = stored_producer(v);
+          if (!nodes.count(p)) continue;
+          // Post-fusion through a view: an elementwise op of the post chain reads the anchor's result (or
+          // its post chain's) through one reordering view, once per group.
+          if (!anchored || node.op->kind != OpKind::kElementwise || node.op->copies_input || !reorders(v) || stage.at(p) == Phase::kPre ||
+              viewed.count(p) || (crossing && *crossing != v))
+            return false;
+          crossing = v;
+          through_view = true;
+        } else {
+          p = graph_.value(v).producer;
+          if (p == kNoNode || !nodes.count(p)) continue;
+          (viewed.count(p) ? reads_viewed : reads_own) = true;
         }
-        const NodeId p = graph_.value(v).producer;
-        if (p == kNoNode || !nodes.count(p)) continue;
         if (plane_sums.count(p)) return false;
         (stage.at(p) == Phase::kPre ? reads_pre : reads_reduced) = true;
         after = std::max(after, pass.at(p));
@@ -812,8 +843,15 @@ class Planner {
         return false;
       }
       pass[q] = node.op->kind == OpKind::kReduce ? after + 1 : after;
+      if (through_view || reads_viewed) {  // in the view's order: its shape, nothing of the anchor's order
+        if (reads_own || stage[q] != Phase::kPost || out != graph_.value(*crossing).shape) return false;
+        viewed.insert(q);
+      } else if (anchored && stage[q] == Phase::kPost && node.op->kind != OpKind::kReduce &&
+                 out != graph_.value(graph_.node(anchor).output).shape) {
+        return false;
+      }
     }
-    return passes <= kMaxRowPasses;
+    return passes <= kMaxRowPasses && (!crossing || plane_sums.empty());
   }
 
   // Two groups can merge only if their roots agree: one reduction shape and axis set per group.
@@ -860,32 +898,33 @@ class Planner {
   // (a conservative probe while merging).
   void fill_io(FusionGroup& group, int id = -1) const {
     const std::set<NodeId> members(group.nodes.begin(), group.nodes.end());
-    const bool vector = id >= 0 && drafts_[static_cast<std::size_t>(id)].root == GroupRoot::kVector;
     std::set<ValueId> seen_in;
     for (NodeId n : group.nodes)
       for (ValueId v : graph_.node(n).inputs) {
         const NodeId p = graph_.value(v).producer;
-        if (vector && graph_.is_view(v) && members.count(stored_producer(v))) continue;  // a stage's vector
+        // A stage's vector (vector groups), a value the post chain reads through a view (kernel groups).
+        if (graph_.is_view(v) && members.count(stored_producer(v))) continue;
         if ((p == kNoNode || !members.count(p)) && seen_in.insert(v).second) group.inputs.push_back(v);
       }
     for (NodeId n : group.nodes) {
       if (id >= 0 && group_of_[static_cast<std::size_t>(n)] != id) continue;
       const ValueId v = graph_.node(n).output;
-      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members, vector)) group.outputs.push_back(v);
+      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members)) group.outputs.push_back(v);
     }
   }
 
   // A value is stored by its home group when it is a graph output or some consumer reads it from
   // memory: a consumer in a group that does not compute it itself.
-  // In a vector group (`vector`), a view whose readers are all members is no reader from memory: the
-  // next stage reads the whole vector (a Flatten between a pooling and a Gemm) in shared memory.
-  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members,
-                      bool vector = false) const {
+  // A view whose readers are all members is no reader from memory: in a vector group the next stage
+  // reads the whole vector (a Flatten between a pooling and a Gemm) in shared memory; in a kernel group
+  // the post chain reads the value through the view where the anchor stores it (forms_valid_group says
+  // where a member may read a view of another).
+  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members) const {
     const Value& value = graph_.value(graph_.node(n).output);
     if (value.is_output) return true;
     for (NodeId c : value.consumers) {
-      if (graph_.node(c).op->kind == OpKind::kView) {  // views read stored tensors
-        if (!vector || !read_only_by(graph_.node(c).output, members)) return true;
+      if (graph_.node(c).op->kind == OpKind::kView) {  // views read stored tensors, but where members alone read them
+        if (!read_only_by(graph_.node(c).output, members)) return true;
         continue;
       }
       if (in_place_.count(c)) return true;                        // stored into the Concat's slice

@@ -31,6 +31,10 @@
 //   bias, activations, a residual Add that reads another tensor)
 //     x ─ Conv ─ Add(bias) ─ Relu ─ Add(skip) ─ y   => [Conv -> Add -> Relu -> Add]
 //     (tests/unit "post-fusion: an elementwise chain joins a kernel op's stores")
+//   and so does one that reads the result (or its chain's) through one reordering view: the view is an
+//   index map in the anchor's stores (host/view_reorder.h)
+//     y ─ MatMul ─ Add(bias) ─ Transpose ─ Mul(s) ─ Add(r) ─ z   => [MatMul -> Add -> Mul -> Add]
+//     (tests/unit "post-fusion through a view: the chain after a Transpose of a kernel's result joins its stores")
 //
 //   elements in loads: a kernel op whose elements can be computed alone (a depthwise Conv), with its
 //   post chain, runs inside the loads of the one kernel op that reads it, where those loads are few

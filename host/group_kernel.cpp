@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "host/shape_inference.h"
+#include "host/view_reorder.h"
 
 namespace vkfuse {
 namespace {
@@ -127,8 +128,39 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   std::map<NodeId, Stage> stage;
   std::map<ValueId, NodeId> produced;
   for (NodeId n : group.nodes) produced[graph.node(n).output] = n;
+  // Post-fusion through a reordering view (host/view_reorder.h; FusionPlanner::forms_valid_group): the
+  // view a post chain reads a member value through, the space its order and the anchor's share, and the
+  // post nodes after it (`viewed`), which run at the anchor's element in that space.
+  std::optional<ValueId> crossing;
+  for (NodeId n : group.nodes)
+    for (ValueId v : graph.node(n).inputs)
+      if (graph.is_view(v) && produced.count(graph.view_base(v))) crossing = v;
+  std::optional<ReorderedSpace> space;
+  StridedLayout view_layout, own_layout;
+  if (crossing) {
+    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, *crossing));
+    space = reordered_space(graph.value(view.base).shape, view.layout);
+    if (group.root != GroupRoot::kKernel || !space)
+      return make_error(ErrorCode::kInternal, "group '" + group.label + "': a member reads a view of another");
+    view_layout = view.layout;
+    own_layout = contiguous_layout(graph.value(view.base).shape);
+  }
+  auto member_value = [&](ValueId v) { return crossing && v == *crossing ? graph.view_base(v) : v; };
+  std::set<NodeId> viewed;
+  // A post input read at the anchor's element: strided over the shared space, from its reader's order.
+  auto in_space = [&](KernelInput input, bool in_view) {
+    if (!space || input.is_literal || shape_numel(input.shape) == 1) return input;
+    const StridedLayout& layout = in_view ? view_layout : own_layout;
+    input.strides = strides_over(*space, layout, broadcast_strides(input.shape, input.strides, layout.shape));
+    input.shape = space->domain;
+    for (std::size_t k = 0; k < input.shape.size(); ++k)
+      if (input.strides[k] == 0) input.shape[k] = 1;
+    return input;
+  };
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
+    for (ValueId v : node.inputs)
+      if ((crossing && v == *crossing) || (produced.count(v) && viewed.count(produced.at(v)))) viewed.insert(n);
     Stage s = Stage::kPre;
     if (node.op->kind == OpKind::kReduce && group.root == GroupRoot::kKernel) {
       s = Stage::kPlane;
@@ -144,7 +176,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     } else {
       bool reads_pre = false, reads_reduced = false;
       for (ValueId v : node.inputs)
-        if (auto it = produced.find(v); it != produced.end())
+        if (auto it = produced.find(member_value(v)); it != produced.end())
           (stage[it->second] == Stage::kPre ? reads_pre : reads_reduced) = true;
       if (reads_reduced && !reads_pre && (group.root == GroupRoot::kKernel || graph.value(node.output).shape == spec.reduced))
         s = Stage::kPost;
@@ -154,16 +186,17 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
 
   // Operand of a value in its stage: a computed value, or a (possibly new) stage input.
   std::map<ValueId, KernelOperand> pre_operand, post_operand;
+  std::map<ValueId, KernelOperand> viewed_operand;  // post inputs read in the view's order
   std::map<ValueId, std::pair<KernelOperand, double>> plane_operand;  // a plane sum: what it folds, its scale
   bool plane_sums = false;
   for (const auto& [n, s] : stage) plane_sums = plane_sums || s == Stage::kPlane;
   std::map<ValueId, int> reduced_index;
-  auto input_operand = [&](ValueId v, bool post) -> Result<KernelOperand> {
-    auto& operands = post ? post_operand : pre_operand;
+  auto input_operand = [&](ValueId v, bool post, bool in_view = false) -> Result<KernelOperand> {
+    auto& operands = in_view ? viewed_operand : post ? post_operand : pre_operand;
     if (auto it = operands.find(v); it != operands.end()) return it->second;
     VKFUSE_ASSIGN_OR_RETURN(KernelInput input, stage_input(graph, v));
     auto& inputs = post ? spec.post_inputs : spec.inputs;
-    inputs.push_back(std::move(input));
+    inputs.push_back(post ? in_space(std::move(input), in_view) : std::move(input));
     KernelOperand operand{KernelOperand::Source::kInput, static_cast<int>(inputs.size() - 1)};
     operands[v] = operand;
     return operand;
@@ -333,9 +366,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       plane_operand[node.output] = {folded, node.op->combine == ReduceCombine::kMean ? 1.0 / size : 1.0};
       continue;
     }
-    const bool post = stage[n] == Stage::kPost;
+    const bool post = stage[n] == Stage::kPost, in_view = viewed.count(n) > 0;
     std::vector<KernelOperand> args;
-    for (ValueId v : node.inputs) {
+    for (ValueId read : node.inputs) {
+      const ValueId v = member_value(read);
       if (auto it = reduced_index.find(v); post && it != reduced_index.end()) {
         args.push_back({KernelOperand::Source::kReduced, it->second});
         continue;
@@ -346,8 +380,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         continue;
       }
       auto& operands = post ? post_operand : pre_operand;
-      if (!operands.count(v) && !produced.count(v)) (post ? post_input_values : pre_input_values).push_back(v);
-      VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(v, post));
+      if (!operands.count(v) && !viewed_operand.count(v) && !produced.count(v))
+        (post ? post_input_values : pre_input_values).push_back(v);
+      VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(v, post, in_view && !produced.count(v)));
       args.push_back(operand);
     }
     if (stage[n] == Stage::kReduce) {
@@ -380,8 +415,16 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
                                                   "' does not have the group's shape");
     if (auto slice = group.stored_in.find(v); slice != group.stored_in.end()) output.placement = slice->second.placement;
+    if (viewed.count(n)) {  // contiguous in the view's order, stored from the anchor's
+      if (group.stored_in.count(v))
+        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
+                                                    "' is stored through a view and into another tensor");
+      const StridedLayout contiguous = contiguous_layout(graph.value(v).shape);
+      output.placement = placement_of(space->domain, strides_over(*space, view_layout, contiguous.strides));
+    }
     spec.outputs.push_back(output);
   }
+  if (space) spec.domain = spec.reduced = space->domain;
 
   // Binding order (see count_bindings): the distinct stored tensors the pre inputs view, then the post
   // inputs', in order of first use; then the outputs.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -199,11 +200,12 @@ TEST_CASE("a residual stream is stored once, not recomputed from every earlier b
   //        └──────────────────────────────────────────── Add ─ x_{i+1}
   const Graph graph = testing::build_residual_stream(8, 6, 6, 3);
   const FusionPlan p = plan(graph);
-  // (The MatMul reads the transposed conv output in place: OpDef::strided_inputs.)
-  CHECK(labels_of(p) == "Conv | MatMul | Mul -> Add | Conv | MatMul | Mul -> Add | Conv | MatMul | Mul -> Add");
+  // (The MatMul reads the transposed conv output in place: OpDef::strided_inputs; its stores run Mul
+  // and Add through the Transpose after it: post-fusion through a view.)
+  CHECK(labels_of(p) == "Conv | MatMul -> Mul -> Add | Conv | MatMul -> Mul -> Add | Conv | MatMul -> Mul -> Add");
   for (const FusionGroup& g : p.groups) {
     CAPTURE(g.label);
-    CHECK(g.inputs.size() <= 3);  // Mul -> Add reads x_i, the MatMul's result and s: one block's tensors
+    CHECK(g.inputs.size() <= 4);  // the MatMul's operands, s and x_i: one block's tensors
   }
 }
 
@@ -1067,6 +1069,57 @@ TEST_CASE("copies in place: a reordered result is stored where its copy puts it"
   CHECK(labels_of(rp) == "Relu | Identity -> Conv");
   for (const FusionGroup& g : rp.groups) CHECK(g.stored_in.empty());
   CHECK(names(rg, rp.groups.front().outputs) == names(rg, {relu.id}));
+}
+
+TEST_CASE("post-fusion through a view: the chain after a Transpose of a kernel's result joins its stores") {
+  using Ints = std::vector<std::int64_t>;
+  // convnext_tiny's block tail: a[1,7,5,12] ─ MatMul(w) ─ Add(bias) ─ Transpose(0,3,1,2) ─ Mul(s) ─ Add(r) ─ y
+  //   => [MatMul -> Add -> Mul -> Add]: the Transpose is an index map in the MatMul's stores.
+  {
+    GraphBuilder b;
+    const Tensor m = b.op("Add", {b.op("MatMul", {b.input("a", {1, 7, 5, 12}), b.input("w", {12, 13})}), b.input("bias", {13})});
+    const Tensor t = b.op("Transpose", {m}, {{"perm", Ints{0, 3, 1, 2}}});
+    b.output(b.op("Add", {b.op("Mul", {t, b.input("s", {13, 1, 1})}), b.input("r", {1, 13, 7, 5})}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "MatMul -> Add -> Mul -> Add");
+    CHECK(names(graph, p.groups[0].inputs) == "a, w, bias, s, r");
+    CHECK(names(graph, p.groups[0].outputs) == "y");
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "MatMul | Add | Mul | Add");
+  }
+  // The anchor's result read elsewhere too: stored as well, in its own order.
+  {
+    GraphBuilder b;
+    const Tensor m = b.op("MatMul", {b.input("a", {5, 11}), b.input("w", {11, 7})});
+    b.output(m, "m");
+    b.output(b.op("Relu", {b.op("Transpose", {m}, {{"perm", Ints{1, 0}}})}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(names(graph, p.groups[0].outputs) == "m, y");
+  }
+  // Not joined: an op that reads the result in both orders (Add(T(m), m)); a second reordering after
+  // the first; a view that is no reordering (a Slice); a reduction through the view.
+  auto labels = [](const std::function<Tensor(GraphBuilder&, const Tensor&)>& after) {
+    GraphBuilder b;
+    const Tensor m = b.op("MatMul", {b.input("a", {6, 9}), b.input("w", {9, 6})});
+    b.output(after(b, m), "y");
+    return labels_of(plan(build_graph(b)));
+  };
+  CHECK(labels([](GraphBuilder& b, const Tensor& m) {
+          return b.op("Add", {b.op("Transpose", {m}, {{"perm", Ints{1, 0}}}), m});
+        }) == "MatMul | Add");
+  CHECK(labels([](GraphBuilder& b, const Tensor& m) {
+          const Tensor r = b.op("Relu", {b.op("Transpose", {m}, {{"perm", Ints{1, 0}}})});
+          return b.op("Sigmoid", {b.op("Transpose", {r}, {{"perm", Ints{1, 0}}})});
+        }) == "MatMul -> Relu | Sigmoid");
+  CHECK(labels([](GraphBuilder& b, const Tensor& m) {
+          return b.op("Relu", {b.op("Slice", {m}, {{"axis", 1.0f}, {"start", 1.0f}, {"end", 4.0f}})});
+        }) == "MatMul | Relu");
+  CHECK(labels([](GraphBuilder& b, const Tensor& m) {
+          return b.op("ReduceSum", {b.op("Transpose", {m}, {{"perm", Ints{1, 0}}})}, {{"axes", Ints{1}}});
+        }) == "MatMul | ReduceSum");
 }
 
 TEST_CASE("plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv") {

@@ -14,6 +14,7 @@
 #include "host/group_kernel.h"
 #include "host/op_registry.h"
 #include "host/shape_inference.h"
+#include "host/view_reorder.h"
 
 namespace vkfuse {
 namespace {
@@ -501,6 +502,48 @@ TEST_CASE("composites plan into the expected number of fused groups") {
   b.output(b.op("BatchNormalization", {relu, params[0], params[1], params[2], params[3]}), "y");
   const Graph bn = build_graph(b);
   CHECK(labels_of(bn) == "Relu -> Add -> Sqrt -> Div -> Sub -> Mul -> Add");
+}
+
+TEST_CASE("post-fusion through a view: the space a value and its reordering view share") {
+  // convnext_tiny's [1, 56, 56, 96] MatMul result read as [1, 96, 56, 56]: axes 56, 56, 96 in the
+  // value's order; the view steps 1 along the channels, 96 and 5376 along the rows and columns.
+  const Shape value{1, 56, 56, 96};
+  const StridedLayout view = *apply("Transpose", contiguous(value), {{"perm", {0, 3, 1, 2}}});
+  const auto space = reordered_space(value, view);
+  REQUIRE(space.has_value());
+  CHECK(space->domain == Shape{56, 56, 96});
+  CHECK(space->step == std::vector<std::int64_t>{5376, 96, 1});
+  // A residual read in the view's order (contiguous [1, 96, 56, 56]): per value axis, 56, 1 and 3136.
+  const std::vector<std::int64_t> residual = strides_over(*space, view, contiguous_layout({1, 96, 56, 56}).strides);
+  CHECK(residual == std::vector<std::int64_t>{56, 1, 3136});
+  // A per-channel scale [96, 1, 1] broadcast in the view's order, and a bias [96] in the value's.
+  CHECK(strides_over(*space, view, broadcast_strides({96, 1, 1}, {}, view.shape)) == std::vector<std::int64_t>{0, 0, 1});
+  CHECK(strides_over(*space, contiguous(value), broadcast_strides({96}, {}, value)) == std::vector<std::int64_t>{0, 0, 1});
+  // Where the view's contiguous result puts the value's elements: the copy's placement, computed
+  // without the copy's index table.
+  const ElementPlacement place = placement_of(space->domain, residual);
+  const auto index = invert_view(view, 56 * 56 * 96);
+  REQUIRE(index.has_value());
+  CHECK(place == ElementPlacement{.offset = 0, .slice = 1, .stride = 3136, .blocks = {{96, 1}}});  // (rows and columns: one level)
+  for (std::int64_t i = 0; i < 56 * 56 * 96; i += 37) CHECK(place.at(i) == (*index)[static_cast<std::size_t>(i)]);
+  // A Reshape that splits an axis and a Transpose: [6, 12] -> [6, 3, 4] -> [3, 6, 4].
+  const StridedLayout heads = *apply("Transpose", *apply("Reshape", contiguous({6, 12}), {{"shape", {6, 3, 4}}}),
+                                     {{"perm", {1, 0, 2}}});
+  const auto split = reordered_space({6, 12}, heads);
+  REQUIRE(split.has_value());
+  CHECK(split->domain == Shape{6, 3, 4});
+  const ElementPlacement split_place = placement_of(split->domain, strides_over(*split, heads, contiguous_layout({3, 6, 4}).strides));
+  const auto split_index = invert_view(heads, 72);
+  for (std::int64_t i = 0; i < 72; ++i) CHECK(split_place.at(i) == (*split_index)[static_cast<std::size_t>(i)]);
+  // A contiguous result keeps its elements where they are.
+  CHECK(placement_of({3, 4}, {4, 1}).identity());
+  // No reordering: a slice, a broadcast, an offset; and orders that share no axes ([2, 3] read as [3, 2]).
+  StridedLayout slice = contiguous({2, 3, 4});
+  slice.shape = {2, 2, 4};
+  CHECK_FALSE(reordered_space({2, 3, 4}, slice).has_value());
+  CHECK_FALSE(reordered_space({12}, StridedLayout{{2, 12}, {0, 1}, 0}).has_value());
+  CHECK_FALSE(reordered_space({2, 3}, StridedLayout{{2, 3}, {3, 1}, 1}).has_value());
+  CHECK_FALSE(reordered_space({2, 3}, *apply("Reshape", contiguous({2, 3}), {{"shape", {3, 2}}})).has_value());
 }
 
 TEST_CASE("copies in place: where a view's copy puts each element, and which placements fit") {
