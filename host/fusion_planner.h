@@ -36,6 +36,11 @@
 //     y ─ MatMul ─ Add(bias) ─ Transpose ─ Mul(s) ─ Add(r) ─ z   => [MatMul -> Add -> Mul -> Add]
 //     (tests/unit "post-fusion through a view: the chain after a Transpose of a kernel's result joins its stores")
 //
+//   operand scales: a product's operand scaled by a constant (Mul, Div), read by it alone, is read
+//   unscaled in place and the product scales its result instead
+//     q ─ Mul(s) ─ MatMul(k^T) ─ y   => [Mul -> MatMul]
+//     (tests/unit "operand scales: a product scales its result instead of its operands")
+//
 //   elements in loads: a kernel op whose elements can be computed alone (a depthwise Conv), with its
 //   post chain, runs inside the loads of the one kernel op that reads it, where those loads are few
 //     x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ y   => [Conv -> Clip -> Conv]
@@ -94,6 +99,9 @@ struct FusionGroup {
   std::string label;             // "Sub -> Mul -> Add"
   std::size_t level = 0;         // dependency wave: 1 + the highest level of the groups it reads from
   std::map<ValueId, StoredSlice> stored_in;  // outputs stored into another value's slice
+  // Kernel groups: operand scales (Mul / Div by a constant) of `nodes` that the anchor applies to its
+  // result instead, reading their sources in place (make_group_kernel; planner: operand scales).
+  std::vector<NodeId> scales;
 };
 
 struct FusionPlan {

@@ -1,5 +1,6 @@
 #include "host/group_kernel.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -50,22 +51,63 @@ Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value) {
   return ResolvedView{base, std::move(layout)};
 }
 
+std::optional<OperandScale> operand_scale(const GraphIR& graph, NodeId reader, std::size_t k) {
+  const Node& node = graph.node(reader);
+  if (node.op->kind != OpKind::kKernel || k >= node.inputs.size() || !(node.op->linear_inputs >> k & 1u)) return std::nullopt;
+  std::vector<NodeId> chain;  // the views from input k back to the scale's result, outermost first
+  ValueId scaled = node.inputs[k];
+  while (graph.is_view(scaled)) {
+    chain.push_back(graph.value(scaled).producer);
+    scaled = graph.node(chain.back()).inputs[0];
+  }
+  const NodeId p = graph.value(scaled).producer;
+  if (p == kNoNode || graph.node(p).op->kind != OpKind::kElementwise || graph.node(p).inputs.size() != 2) return std::nullopt;
+  const Node& scale = graph.node(p);
+  for (std::size_t j = 0; j < 2; ++j) {
+    const Value& x = graph.value(scale.inputs[j]);
+    const Value& c = graph.value(scale.inputs[1 - j]);
+    if (!(scale.op->linear_inputs >> j & 1u) || !c.constant || c.constant->numel() != 1 || x.constant ||
+        x.shape != graph.value(scaled).shape || x.dtype != graph.value(scaled).dtype)
+      continue;
+    auto source = resolve_view(graph, scale.inputs[j]);
+    if (!source.ok()) return std::nullopt;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const Node& view = graph.node(*it);
+      if (!view.op->view(source->layout, view.op_attrs()).ok()) return std::nullopt;
+    }
+    return OperandScale{p, scale.inputs[j], std::move(*source)};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Whether `view` is its stored base whole, in row-major order.
+bool is_whole_base(const GraphIR& graph, const ResolvedView& view) {
+  const StridedLayout contiguous = contiguous_layout(view.layout.shape);
+  return view.layout.offset == 0 && view.layout.strides == contiguous.strides &&
+         shape_numel(graph.value(view.base).shape) == shape_numel(view.layout.shape);
+}
+
+}  // namespace
+
 bool is_contiguous_value(const GraphIR& graph, ValueId v) {
   auto view = resolve_view(graph, v);
-  if (!view.ok()) return false;
-  const StridedLayout contiguous = contiguous_layout(view->layout.shape);
-  return view->layout.offset == 0 && view->layout.strides == contiguous.strides &&
-         shape_numel(graph.value(view->base).shape) == shape_numel(view->layout.shape);
+  return view.ok() && is_whole_base(graph, *view);
+}
+
+TensorInfo view_info_of(const GraphIR& graph, ValueId v, const ResolvedView& view) {
+  TensorInfo info{graph.value(v).shape, graph.value(v).dtype};
+  if (!is_whole_base(graph, view)) {
+    info.strides = view.layout.strides;
+    info.offset = view.layout.offset;
+  }
+  return info;
 }
 
 TensorInfo view_info(const GraphIR& graph, ValueId v) {
-  TensorInfo info{graph.value(v).shape, graph.value(v).dtype};
-  if (!is_contiguous_value(graph, v))
-    if (auto view = resolve_view(graph, v); view.ok()) {
-      info.strides = view->layout.strides;
-      info.offset = view->layout.offset;
-    }
-  return info;
+  auto view = resolve_view(graph, v);
+  return view.ok() ? view_info_of(graph, v, *view) : TensorInfo{graph.value(v).shape, graph.value(v).dtype};
 }
 
 TensorInfo GraphIR::input_info(NodeId n, ValueId u) const {
@@ -134,7 +176,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   std::optional<ValueId> crossing;
   for (NodeId n : group.nodes)
     for (ValueId v : graph.node(n).inputs)
-      if (graph.is_view(v) && produced.count(graph.view_base(v))) crossing = v;
+      if (graph.node(n).op->kind != OpKind::kKernel && graph.is_view(v) && produced.count(graph.view_base(v))) crossing = v;
   std::optional<ReorderedSpace> space;
   StridedLayout view_layout, own_layout;
   if (crossing) {
@@ -210,11 +252,10 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
   // element on: its binding's base, contiguous; or, for an op that reads views in place
   // (OpDef::reads_in_place), the stored tensor a view lies in, which the launch addresses itself.
-  auto whole_input = [&](ValueId v, const Node& reader) -> Result<KernelInput> {
-    const bool contiguous = is_contiguous_value(graph, v);
+  auto whole_input = [&](ValueId v, const Node& reader, const ResolvedView& view) -> Result<KernelInput> {
+    const bool contiguous = view_info_of(graph, v, view).strides.empty();
     if (!contiguous && !reader.op->reads_in_place)
       return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
     KernelInput input;
     input.dtype = graph.value(v).dtype;
     input.shape = contiguous ? graph.value(v).shape : Shape{shape_numel(graph.value(view.base).shape)};
@@ -244,7 +285,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       for (ValueId u : node.inputs) {
         if (produced.count(u))
           return make_error(ErrorCode::kInternal, "node '" + node.name + "': an element reads a computed value");
-        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(u, node));
+        VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, u));
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(u, node, view));
         infos.push_back({input.shape, input.dtype});
         element.inputs.push_back(std::move(input));
         load_input_values.push_back(u);
@@ -284,13 +326,33 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   };
   // A kernel op (the group's anchor): its launcher picks the template, constants and geometry; its
   // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
+  // Operand scales (FusionPlanner::absorb_operand_scales): the anchor's result scaled in its stores.
+  std::optional<KernelOperand> scaled_result;
+  std::vector<NodeId> scales;
   auto add_anchor = [&](NodeId n) -> Status {
     const Node& node = graph.node(n);
     const Value& out = graph.value(node.output);
     std::vector<TensorInfo> infos;
-    for (ValueId v : node.inputs) {
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId v = node.inputs[k];
       const Value& value = graph.value(v);
       infos.push_back(graph.input_info(n, v));
+      const NodeId source_of = graph.value(graph.view_base(v)).producer;
+      if (std::find(group.scales.begin(), group.scales.end(), source_of) != group.scales.end()) {  // its source, in place
+        const auto scale = operand_scale(graph, n, k);
+        if (!scale || scale->scale != source_of)
+          return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' reads a view of a member");
+        infos.back() = view_info_of(graph, v, scale->view);
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, scale->view));
+        if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
+          input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
+          chunk_bytes[input.buffer] = device.chunk_bytes();
+        }
+        spec.inputs.push_back(std::move(input));
+        pre_input_values.push_back(scale->source);
+        scales.push_back(scale->scale);
+        continue;
+      }
       if (produced.count(v)) {
         VKFUSE_ASSIGN_OR_RETURN(KernelLoad load, build_load(v));
         if (auto cost = load_costs.find(v); cost != load_costs.end()) infos.back().load_cost = cost->second;
@@ -302,7 +364,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         spec.inputs.push_back(std::move(input));
         continue;
       }
-      VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node));
+      VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+      VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, view));
       // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
       if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
         input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
@@ -326,7 +389,27 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     spec.split_counters = launch->split_counters;
     spec.split_partial_bytes = launch->split_partial_bytes;
     reduced_index[node.output] = 0;
+    // Each scale, as its node computes it, on the product: x * s -> (a b) * s.
+    for (NodeId p : scales) {
+      const Node& scale = graph.node(p);
+      std::vector<KernelOperand> args;
+      for (ValueId u : scale.inputs) {
+        if (!graph.value(u).constant) {
+          args.push_back(scaled_result.value_or(KernelOperand{KernelOperand::Source::kReduced, 0}));
+          continue;
+        }
+        if (!post_operand.count(u)) post_input_values.push_back(u);
+        VKFUSE_ASSIGN_OR_RETURN(KernelOperand operand, input_operand(u, true));
+        args.push_back(operand);
+      }
+      spec.post_ops.push_back(node_op(graph, scale, std::move(args)));
+      scaled_result = KernelOperand{KernelOperand::Source::kOp, static_cast<int>(spec.post_ops.size() - 1)};
+    }
     return {};
+  };
+  // The anchor's result (reduced value 0) as the post stage reads it: scaled where scales apply.
+  auto reduced_operand = [&](int index) {
+    return index == 0 && scaled_result ? *scaled_result : KernelOperand{KernelOperand::Source::kReduced, index};
   };
   // A reduced or post-stage value read by a later walk over the row: reductions by index; post ops are
   // evaluated again in the pre stage, where their operands (reduced values, inputs of the reduced shape
@@ -360,8 +443,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (stage[n] == Stage::kPlane) {
       const ValueId in = node.inputs.at(0);
       auto it = reduced_index.find(in);
-      const KernelOperand folded = it != reduced_index.end() ? KernelOperand{KernelOperand::Source::kReduced, it->second}
-                                                             : post_operand.at(in);
+      const KernelOperand folded = it != reduced_index.end() ? reduced_operand(it->second) : post_operand.at(in);
       const double size = static_cast<double>(shape_numel(graph.value(in).shape) / shape_numel(graph.value(node.output).shape));
       plane_operand[node.output] = {folded, node.op->combine == ReduceCombine::kMean ? 1.0 / size : 1.0};
       continue;
@@ -371,7 +453,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     for (ValueId read : node.inputs) {
       const ValueId v = member_value(read);
       if (auto it = reduced_index.find(v); post && it != reduced_index.end()) {
-        args.push_back({KernelOperand::Source::kReduced, it->second});
+        args.push_back(group.root == GroupRoot::kKernel ? reduced_operand(it->second)
+                                                        : KernelOperand{KernelOperand::Source::kReduced, it->second});
         continue;
       }
       if (auto it = produced.find(v); !post && it != produced.end() && stage[it->second] != Stage::kPre) {
@@ -404,7 +487,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
                                                   "' is computed in a kernel op's loads and cannot be stored");
     if (stage[n] == Stage::kReduce) {
-      output.value = {KernelOperand::Source::kReduced, reduced_index.at(v)};
+      output.value = group.root == GroupRoot::kKernel ? reduced_operand(reduced_index.at(v))
+                                                      : KernelOperand{KernelOperand::Source::kReduced, reduced_index.at(v)};
     } else if (stage[n] == Stage::kPlane) {
       std::tie(output.value, output.plane_scale) = plane_operand.at(v);
       output.plane_sum = true;

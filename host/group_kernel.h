@@ -49,5 +49,18 @@ struct ResolvedView {
   StridedLayout layout;
 };
 Result<ResolvedView> resolve_view(const GraphIR& graph, ValueId value);
+// view_info for v's elements laid out by `view` (a layout that need not be v's own: OperandScale::view).
+TensorInfo view_info_of(const GraphIR& graph, ValueId v, const ResolvedView& view);
+
+// Operand scales: input k of kernel op `reader` (linear in it: OpDef::linear_inputs) read, directly or
+// through views, from the result of an elementwise op that multiplies or divides its one other input
+// by a scalar constant (linear in that input). The product may scale its result instead and read the
+// scale's source in place: `view` lays input k's elements, unscaled, over the source's stored tensor.
+struct OperandScale {
+  NodeId scale = kNoNode;  // the Mul or Div
+  ValueId source = 0;      // its input that the constant scales
+  ResolvedView view;
+};
+std::optional<OperandScale> operand_scale(const GraphIR& graph, NodeId reader, std::size_t k);
 
 }  // namespace vkfuse

@@ -256,6 +256,11 @@ struct OpDef {
   // only it reads, that tensor's producers may store into the copy instead (host/fusion_planner.cpp,
   // copies in place).
   bool copies_input = false;
+  // Bit k: the op is linear in input k. kElementwise (Mul: either input, Div: its first) where the other
+  // input is a scalar constant, op(x) = x * s; kKernel (MatMul) for each input alone. A product whose
+  // operand such a scale computes, read by it alone, scales its result instead and reads the operand's
+  // source in place (host/fusion_planner.cpp, operand scales).
+  std::uint8_t linear_inputs = 0;
 };
 
 // A kernel launch binds scratch buffers only on devices that allow at least this many storage buffers

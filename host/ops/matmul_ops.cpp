@@ -181,7 +181,7 @@ const OpDef kMatMulOps[] = {
     {.name = "MatMul", .kind = OpKind::kKernel, .arity = 2, .input_class = {InputClass::kFloat, InputClass::kFloat},
      .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
      .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2,
-     .reads_in_place = matmul_reads_in_place},
+     .reads_in_place = matmul_reads_in_place, .linear_inputs = 0b11},
 };
 
 }  // namespace

@@ -410,6 +410,35 @@ TEST_CASE("post-fusion through a view: MatMul and Conv chains after a Transpose 
   }
 }
 
+// Operand scales (host/fusion_planner.cpp): a product whose operand is a Mul or Div by a constant reads the
+// operand's source in place and scales its result. Fused vs unfused vs the CPU reference, f32 and f16.
+TEST_CASE("operand scales: products scale their results instead of their operands") {
+  auto check = [](const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused) {
+    check_f32_f16(make, fused, 1800);
+  };
+  SUBCASE("attention scores: q and k each scaled, k transposed") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor x = input("q", {2, 3, 7, 5});
+      const Tensor q = b.op("Mul", {x, b.scalar(0.6f, b.dtype(x))});
+      const Tensor k = b.op("Transpose", {b.op("Mul", {b.scalar(0.7f, b.dtype(x)), input("k", {2, 3, 7, 5})})},
+                            {{"perm", Ints{0, 1, 3, 2}}});
+      b.output(b.op("MatMul", {q, k}), "y");
+    }, 1);
+  }
+  SUBCASE("heads of a packed projection: sliced, split, transposed, divided") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor qkv = b.op("MatMul", {input("x", {7, 9}), input("w", {9, 24})});
+      auto heads = [&](float start) {
+        const Tensor part = b.op("Slice", {qkv}, {{"axis", 1.0f}, {"start", start}, {"end", start + 8.0f}});
+        return b.op("Transpose", {b.op("Reshape", {part}, {{"shape", Ints{7, 2, 4}}})}, {{"perm", Ints{1, 0, 2}}});
+      };
+      const Tensor q = b.op("Div", {heads(0.0f), b.scalar(1.5f, b.dtype(qkv))});
+      const Tensor scores = b.op("MatMul", {q, b.op("Transpose", {heads(8.0f)}, {{"perm", Ints{0, 2, 1}}})});
+      b.output(b.op("Relu", {b.op("MatMul", {scores, heads(16.0f)})}), "y");
+    }, 3);
+  }
+}
+
 TEST_CASE("copies in place: MatMul, LayerNormalization and graph-output stores through a reordering view") {
   auto check = [](const std::function<void(GraphBuilder&, const InputMaker&)>& make, std::size_t fused) {
     check_f32_f16(make, fused, 1600);

@@ -1122,6 +1122,59 @@ TEST_CASE("post-fusion through a view: the chain after a Transpose of a kernel's
         }) == "MatMul | ReduceSum");
 }
 
+TEST_CASE("operand scales: a product scales its result instead of its operands") {
+  using Ints = std::vector<std::int64_t>;
+  // vit_b_16's attention scores as torch exports them: q and k each scaled, k then transposed:
+  //   a ─ Mul(0.5) ─────────────────────┐
+  //   c ─ Mul(0.25) ─ Transpose(0,2,1) ─ MatMul ─ y   => [Mul -> Mul -> MatMul]: the MatMul reads a and c
+  //   in place and multiplies its result by 0.5, then 0.25.
+  {
+    GraphBuilder b;
+    const Tensor a = b.input("a", {2, 6, 5}), c = b.input("c", {2, 6, 5});
+    const Tensor q = b.op("Mul", {a, b.scalar(0.5f)});
+    const Tensor k = b.op("Transpose", {b.op("Mul", {b.scalar(0.25f), c})}, {{"perm", Ints{0, 2, 1}}});
+    b.output(b.op("MatMul", {q, k}), "y");
+    const Graph graph = build_graph(b);
+    const FusionPlan p = plan(graph);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].label == "Mul -> Mul -> MatMul");
+    CHECK(p.groups[0].scales.size() == 2);
+    CHECK(labels_of(plan(graph, FusionMode::kUnfused)) == "Mul | Mul | MatMul");
+  }
+  // The query heads of a packed projection, divided (vit_b_16 as older exports give it): a Slice of the
+  // projection, its heads split out and transposed, Div by a constant, read by the MatMul directly.
+  {
+    GraphBuilder b;
+    const Tensor qkv = b.op("MatMul", {b.input("x", {7, 8}), b.input("w", {8, 24})});
+    auto heads = [&](float start) {
+      const Tensor part = b.op("Slice", {qkv}, {{"axis", 1.0f}, {"start", start}, {"end", start + 8.0f}});
+      return b.op("Transpose", {b.op("Reshape", {part}, {{"shape", Ints{7, 2, 4}}})}, {{"perm", Ints{1, 0, 2}}});
+    };
+    const Tensor q = b.op("Div", {heads(0.0f), b.scalar(2.0f)});
+    const Tensor scores = b.op("MatMul", {q, b.op("Transpose", {heads(8.0f)}, {{"perm", Ints{0, 2, 1}}})});
+    b.output(b.op("MatMul", {scores, heads(16.0f)}), "y");
+    const Graph graph = build_graph(b);
+    CHECK(labels_of(plan(graph)) == "MatMul | Div -> MatMul | MatMul");
+  }
+  // Not absorbed: a scale by a tensor, a scale something else reads too, a constant divided by the
+  // operand, a shift (Add).
+  auto labels = [](const std::function<Tensor(GraphBuilder&, const Tensor&)>& scale) {
+    GraphBuilder b;
+    const Tensor a = b.input("a", {4, 6});
+    const Tensor t = b.op("Transpose", {scale(b, b.input("c", {4, 6}))}, {{"perm", Ints{1, 0}}});
+    b.output(b.op("MatMul", {a, t}), "y");
+    return labels_of(plan(build_graph(b)));
+  };
+  CHECK(labels([](GraphBuilder& b, const Tensor& c) { return b.op("Mul", {c, b.input("s", {4, 1})}); }) == "Mul | MatMul");
+  CHECK(labels([](GraphBuilder& b, const Tensor& c) {
+          const Tensor m = b.op("Mul", {c, b.scalar(3.0f)});
+          b.output(m, "m");
+          return m;
+        }) == "Mul | MatMul");
+  CHECK(labels([](GraphBuilder& b, const Tensor& c) { return b.op("Div", {b.scalar(3.0f), c}); }) == "Div | MatMul");
+  CHECK(labels([](GraphBuilder& b, const Tensor& c) { return b.op("Add", {c, b.scalar(3.0f)}); }) == "Add | MatMul");
+}
+
 TEST_CASE("plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv") {
   //   x[1,300,14,13] ─ Conv(depthwise 3x3) ─ Sigmoid ─ Mul ─┬─ ReduceMean(2, 3) ─ Conv(1x1) ─ Relu ─ Conv(1x1) ─ Sigmoid ─ s
   //                                                        └─ Mul(s) ─ Conv(1x1) ─ y
