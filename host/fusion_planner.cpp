@@ -60,6 +60,7 @@ class Planner {
   // families were placed.
   std::size_t place_all(FusionMode mode) {
     drafts_.clear();
+    view_ordered_.clear();
     in_place_.clear();
     stored_in_.clear();
     prefix_of_.clear();
@@ -211,7 +212,8 @@ class Planner {
       }
       for (ValueId v : graph_.node(family.root).inputs) {
         const int g = producer_group(v);
-        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && !stored_in_.count(v);
+        ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && !stored_in_.count(v) &&
+                !view_ordered_.count(graph_.value(v).producer);
       }
       if (!ready) continue;
       const ValueId into = graph_.node(family.root).output;
@@ -286,7 +288,7 @@ class Planner {
         if (parts.size() != graph_.node(p).inputs.size()) continue;
       } else {  // (vector groups form later, and never from a value read only through views)
         const int h = group_of_[static_cast<std::size_t>(p)];
-        if (h < 0 || !drafts_[static_cast<std::size_t>(h)].alive || stored_in_.count(v)) continue;
+        if (h < 0 || !drafts_[static_cast<std::size_t>(h)].alive || stored_in_.count(v) || view_ordered_.count(p)) continue;
         parts.push_back({v, ElementPlacement{}});
       }
       // Nothing may read X's leading bytes (an input that something besides the Concat reads, a member
@@ -372,9 +374,10 @@ class Planner {
     return false;
   }
 
-  std::size_t bindings_of(const std::set<NodeId>& nodes) const {
+  std::size_t bindings_of(const std::set<NodeId>& nodes, const std::set<NodeId>& scales = {}) const {
     FusionGroup probe;
     probe.nodes.assign(nodes.begin(), nodes.end());
+    probe.scales.assign(scales.begin(), scales.end());
     fill_io(probe);
     return count_group_bindings(graph_, probe, device_);
   }
@@ -402,15 +405,26 @@ class Planner {
         std::set<int> trial = merge;
         trial.insert(g);
         if (creates_cycle(trial, n)) continue;
-        std::set<NodeId> nodes{n};
-        for (int t : trial) nodes.insert(drafts_[static_cast<std::size_t>(t)].nodes.begin(),
-                                         drafts_[static_cast<std::size_t>(t)].nodes.end());
-        if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+        std::set<NodeId> nodes{n}, scales;
+        for (int t : trial) {
+          const Draft& d = drafts_[static_cast<std::size_t>(t)];
+          nodes.insert(d.nodes.begin(), d.nodes.end());
+          scales.insert(d.scales.begin(), d.scales.end());
+        }
+        if (bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes)) continue;
         merge = std::move(trial);
         phase = p;
         if (through) viewed = through;
       }
     }
+    // n computes in a view's order where it joins through the view or reads a value computed so.
+    bool view_ordered = viewed.has_value();
+    for (ValueId v : node.inputs) {
+      const NodeId p = graph_.value(v).producer;
+      view_ordered = view_ordered || (!graph_.is_view(v) && p != kNoNode && view_ordered_.count(p) &&
+                                      merge.count(group_of_[static_cast<std::size_t>(p)]));
+    }
+    if (view_ordered) view_ordered_.insert(n);
     if (mode == FusionMode::kFused && merge.empty() && node.op->kind == OpKind::kReduce) {
       // Sibling reductions: a reduction of a stored tensor joins a reduce group that already folds the
       // same tensor over the same axes, so the tensor is read once.
@@ -500,9 +514,10 @@ class Planner {
       std::vector<TensorInfo> infos = graph_.input_infos(n);
       infos[k] = view_info_of(graph_, node.inputs[k], scale->view);
       if (!node.op->reads_in_place || !node.op->reads_in_place(infos, k)) continue;
-      std::set<NodeId> nodes = drafts_[static_cast<std::size_t>(id)].nodes;
+      std::set<NodeId> nodes = drafts_[static_cast<std::size_t>(id)].nodes, scales = drafts_[static_cast<std::size_t>(id)].scales;
       nodes.insert(p);
-      if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+      scales.insert(p);
+      if (bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes)) continue;
       drafts_[static_cast<std::size_t>(g)].alive = false;
       drafts_[static_cast<std::size_t>(g)].nodes.clear();
       drafts_[static_cast<std::size_t>(id)].nodes.insert(p);
@@ -1034,7 +1049,9 @@ class Planner {
   }
 
   // Whether kernel draft d holds its anchor and post chain only (nothing in its loads).
+  // (Not one whose post chain reads it through a view: a vector stage runs its chain in the anchor's order.)
   bool anchor_and_post_only(const Draft& d) const {
+    if (!d.viewed.empty()) return false;
     for (NodeId q : d.nodes)
       if (q != d.anchor && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
     return true;
@@ -1237,6 +1254,9 @@ class Planner {
   std::map<ValueId, StoredSlice> stored_in_;  // those inputs: where they go
   std::map<ValueId, ValueId> prefix_of_;      // FusionPlan::prefix_of
   std::vector<Phase> phase_;
+  // Post nodes that run in a view's order (post-fusion through a view): their values are stored where
+  // the view puts them, and so go into no Concat or copy in place.
+  std::set<NodeId> view_ordered_;
 };
 
 }  // namespace
@@ -1261,7 +1281,15 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   std::size_t extra_chunks = 0;
   const std::uint64_t chunk = device.chunk_bytes();
   std::set<ValueId> kernel_bases;  // a view a kernel op reads in place binds its whole base
-  for (ValueId v : kernel_reads) kernel_bases.insert(graph.view_base(v));
+  for (ValueId v : kernel_reads) {
+    ValueId base = graph.view_base(v);
+    // An operand scale's result is not stored: the anchor binds the scale's source (make_group_kernel).
+    const NodeId p = graph.value(base).producer;
+    if (p != kNoNode && std::find(group.scales.begin(), group.scales.end(), p) != group.scales.end())
+      for (ValueId u : graph.node(p).inputs)
+        if (!graph.value(u).constant) base = graph.view_base(u);
+    kernel_bases.insert(base);
+  }
   for (ValueId v : kernel_bases) {
     const std::uint64_t bytes = graph.value(v).bytes();
     if (bytes > device.max_binding_bytes) extra_chunks += (bytes + chunk - 1) / chunk - 1;

@@ -191,7 +191,12 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   std::set<NodeId> viewed;
   // A post input read at the anchor's element: strided over the shared space, from its reader's order.
   auto in_space = [&](KernelInput input, bool in_view) {
-    if (!space || input.is_literal || shape_numel(input.shape) == 1) return input;
+    if (!space || input.is_literal) return input;
+    if (shape_numel(input.shape) == 1) {  // one element: of the space's rank
+      input.shape = Shape(space->domain.size(), 1);
+      input.strides.clear();
+      return input;
+    }
     const StridedLayout& layout = in_view ? view_layout : own_layout;
     input.strides = strides_over(*space, layout, broadcast_strides(input.shape, input.strides, layout.shape));
     input.shape = space->domain;

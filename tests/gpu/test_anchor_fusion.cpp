@@ -401,6 +401,14 @@ TEST_CASE("post-fusion through a view: MatMul and Conv chains after a Transpose 
       b.output(b.op("Add", {t, input("r", {3, 6, 4})}), "y");
     }, 1);
   }
+  SUBCASE("one input read in both orders: a bias added to the result and to its transpose") {
+    check([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor m = b.op("MatMul", {input("a", {2, 6, 9}), input("w", {9, 6})});
+      const Tensor s = input("s", {6});
+      b.output(b.op("Add", {m, s}), "z");
+      b.output(b.op("Add", {b.op("Transpose", {m}, {{"perm", Ints{0, 2, 1}}}), s}), "y");
+    }, 1);
+  }
   SUBCASE("the anchor's own result is a graph output too: both orders stored") {
     check([](GraphBuilder& b, const InputMaker& input) {
       const Tensor m = b.op("Relu", {b.op("MatMul", {input("a", {5, 11}), input("w", {11, 7})})});

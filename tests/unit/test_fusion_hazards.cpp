@@ -233,6 +233,80 @@ TEST_CASE("a group never reads a view of a value it writes itself") {
   CHECK_MESSAGE(broken.empty(), broken);
 }
 
+TEST_CASE("post-fusion through a view and operand scales: the plans build, with what they bind") {
+  // Graphs a review found that planned but did not build: a result computed in a view's order stored
+  // into a copy or a Concat (it stays its group's own output instead), such a chain turned into a
+  // vector stage (it keeps its group), and a one-element post input of a higher rank than the space.
+  using Ints = std::vector<std::int64_t>;
+  auto matmul_t = [](GraphBuilder& b, std::int64_t n) {
+    return b.op("Transpose", {b.op("MatMul", {b.input("a", {6, 8}), b.input("w", {8, n})})}, {{"perm", Ints{1, 0}}});
+  };
+  SUBCASE("a graph output through a copy of a view of the chain's result") {
+    GraphBuilder b;
+    b.output(b.op("Transpose", {b.op("Relu", {matmul_t(b, 4)})}, {{"perm", Ints{1, 0}}}), "y");
+    const std::string broken = check_both(build_graph(b));
+    CHECK_MESSAGE(broken.empty(), broken);
+  }
+  SUBCASE("heads merged back through a copy (runs of 4), then a MatMul") {
+    GraphBuilder b;
+    const Tensor m = b.op("MatMul", {b.input("a", {6, 8}), b.input("w", {8, 12})});
+    const Tensor t = b.op("Transpose", {b.op("Reshape", {m}, {{"shape", Ints{6, 3, 4}}})}, {{"perm", Ints{1, 0, 2}}});
+    const Tensor back = b.op("Transpose", {b.op("Relu", {t})}, {{"perm", Ints{1, 0, 2}}});
+    b.output(b.op("MatMul", {b.op("Reshape", {back}, {{"shape", Ints{6, 12}}}), b.input("v", {12, 5})}), "y");
+    const std::string broken = check_both(build_graph(b));
+    CHECK_MESSAGE(broken.empty(), broken);
+  }
+  SUBCASE("a Concat of the chain's result") {
+    GraphBuilder b;
+    const Tensor r = b.op("Relu", {matmul_t(b, 4)});
+    b.output(b.op("Concat", {r, b.op("Sigmoid", {b.input("z", {4, 6})})}, {{"axis", 0.0f}}), "y");
+    const std::string broken = check_both(build_graph(b));
+    CHECK_MESSAGE(broken.empty(), broken);
+  }
+  SUBCASE("a pooled vector's Gemm read back through a Reshape") {
+    GraphBuilder b;
+    const Tensor flat = b.op("Flatten", {b.op("GlobalAveragePool", {b.input("x", {2, 13, 4, 4})})}, {{"axis", 1.0f}});
+    const Tensor logits = b.op("Gemm", {flat, b.input("w", {10, 13})}, {{"transB", 1.0f}});
+    b.output(b.op("Sigmoid", {b.op("Reshape", {logits}, {{"shape", Ints{2, 10, 1, 1}}})}), "y");
+    const std::string broken = check_both(build_graph(b));
+    CHECK_MESSAGE(broken.empty(), broken);
+  }
+  SUBCASE("a one-element post input of rank 4 after a view into 3 axes") {
+    GraphBuilder b;
+    const Tensor t = b.op("Transpose", {b.op("MatMul", {b.input("a", {1, 7, 5, 12}), b.input("w", {12, 13})})},
+                          {{"perm", Ints{0, 3, 1, 2}}});
+    b.output(b.op("Add", {b.op("Mul", {t, b.input("s", {1, 1, 1, 1})}), b.input("r", {1, 13, 7, 5})}), "y");
+    const std::string broken = check_both(build_graph(b));
+    CHECK_MESSAGE(broken.empty(), broken);
+  }
+  SUBCASE("an operand scale whose source is bound in chunks: the planner counts what the kernel binds") {
+    GraphBuilder b;
+    const Tensor qkv = b.op("MatMul", {b.input("x", {64, 8}), b.input("w", {8, 48})});
+    const Tensor q = b.op("Slice", {qkv}, {{"axis", 1.0f}, {"start", 0.0f}, {"end", 16.0f}});
+    b.output(b.op("MatMul", {b.op("Mul", {q, b.scalar(0.5f)}), b.input("w2", {16, 5})}), "y");
+    b.output(b.op("Relu", {b.op("Slice", {qkv}, {{"axis", 1.0f}, {"start", 16.0f}, {"end", 32.0f}})}), "k");
+    const Graph graph = build_graph(b);
+    const GraphIR& ir = graph_ir(graph);
+    DevicePlan device;
+    device.max_binding_bytes = 8192;  // qkv (12288 bytes) in two chunks; q's 4096 in one
+    auto plan = plan_fusion(ir, device, FusionMode::kFused);
+    REQUIRE(plan.ok());
+    bool scaled = false;
+    for (const FusionGroup& g : plan->groups) {
+      if (g.scales.empty()) continue;
+      scaled = true;
+      auto kernel = make_group_kernel(ir, g, device);
+      REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+      // What the kernel binds (inputs by chunk, and outputs) and the scratch the planner reserves for
+      // the anchor (split K).
+      const std::size_t scratch = scratch_bindings(*ir.node(g.anchor).op, device);
+      CHECK(count_group_bindings(ir, g, device) == kernel->bound_values.size() + scratch);
+    }
+    CHECK(scaled);
+    CHECK(check_plan(ir, *plan, device).empty());
+  }
+}
+
 TEST_CASE("a reduction that reads another's result folds in a later walk, or in another group") {
   //   x[3,n] ─ Tanh ─ t ─ ReduceSum ─ r1 ─┐
   //                   └──────────────────Add ─ ReduceSum ─ r2 ─ Sub(r2, r1) ─ y
