@@ -27,7 +27,6 @@ struct Draft {
   Shape domain;
   Shape reduced;   // reduce groups: the reductions' output shape; kernel groups: the anchor's output shape
   NodeId anchor = kNoNode;  // kernel groups: the kernel op
-  Shape viewed;    // kernel groups whose post chain reads its value through a reordering view: the view's shape
   std::set<NodeId> scales;  // kernel groups: operand scales applied to the anchor's result
   int axis = 0;    // reduce groups: first reduced axis
   bool keepdims = true;
@@ -104,8 +103,9 @@ class Planner {
         return false;
       if (v_phase == Phase::kPre) return false;  // a value computed in the anchor's loads, not its stores
       phase = Phase::kPost;
-      if (viewed) return out == *viewed && (g.viewed.empty() || g.viewed == *viewed);
-      return out == g.reduced || (!g.viewed.empty() && out == g.viewed);
+      const Shape* in_view = viewed_shape(g);
+      if (viewed) return out == *viewed && (!in_view || *in_view == *viewed);
+      return out == g.reduced || (in_view && out == *in_view);
     }
     if (node.op->kind == OpKind::kReduce) {
       const Shape& in = graph_.value(node.inputs[0]).shape;
@@ -328,6 +328,14 @@ class Planner {
     return view.ok() && reordered_space(graph_.value(view->base).shape, view->layout).has_value();
   }
 
+  // The shape of kernel draft d's post chain in a view's order (view_ordered_), if it reads its result
+  // through a view.
+  const Shape* viewed_shape(const Draft& d) const {
+    for (NodeId q : d.nodes)
+      if (view_ordered_.count(q)) return &graph_.value(graph_.node(q).output).shape;
+    return nullptr;
+  }
+
   // The value in memory behind a value: itself, or the base a chain of views reads.
   ValueId stored_value(ValueId v) const { return graph_.view_base(v); }
 
@@ -463,7 +471,6 @@ class Planner {
         d.nodes.clear();
       }
       merged.nodes.insert(n);
-      if (viewed) merged.viewed = *viewed;
       if (node.op->kind == OpKind::kReduce && merged.root != GroupRoot::kKernel) {  // (in a kernel group: a plane sum)
         const Shape& in = graph_.value(node.inputs[0]).shape;
         merged.root = GroupRoot::kReduce;
@@ -1051,7 +1058,7 @@ class Planner {
   // Whether kernel draft d holds its anchor and post chain only (nothing in its loads).
   // (Not one whose post chain reads it through a view: a vector stage runs its chain in the anchor's order.)
   bool anchor_and_post_only(const Draft& d) const {
-    if (!d.viewed.empty()) return false;
+    if (viewed_shape(d)) return false;
     for (NodeId q : d.nodes)
       if (q != d.anchor && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
     return true;
@@ -1255,7 +1262,8 @@ class Planner {
   std::map<ValueId, ValueId> prefix_of_;      // FusionPlan::prefix_of
   std::vector<Phase> phase_;
   // Post nodes that run in a view's order (post-fusion through a view): their values are stored where
-  // the view puts them, and so go into no Concat or copy in place.
+  // the view puts them, and so go into no Concat or copy in place; a kernel draft holding any reads its
+  // result through that view (viewed_shape).
   std::set<NodeId> view_ordered_;
 };
 
@@ -1281,14 +1289,16 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
   std::size_t extra_chunks = 0;
   const std::uint64_t chunk = device.chunk_bytes();
   std::set<ValueId> kernel_bases;  // a view a kernel op reads in place binds its whole base
-  for (ValueId v : kernel_reads) {
-    ValueId base = graph.view_base(v);
-    // An operand scale's result is not stored: the anchor binds the scale's source (make_group_kernel).
-    const NodeId p = graph.value(base).producer;
-    if (p != kNoNode && std::find(group.scales.begin(), group.scales.end(), p) != group.scales.end())
-      for (ValueId u : graph.node(p).inputs)
-        if (!graph.value(u).constant) base = graph.view_base(u);
-    kernel_bases.insert(base);
+  for (NodeId n : group.nodes) {
+    if (graph.node(n).op->kind != OpKind::kKernel) continue;
+    for (std::size_t k = 0; k < graph.node(n).inputs.size(); ++k) {
+      ValueId base = graph.view_base(graph.node(n).inputs[k]);
+      // An operand scale's result is not stored: the anchor binds the scale's source (make_group_kernel).
+      const NodeId p = graph.value(base).producer;
+      if (std::find(group.scales.begin(), group.scales.end(), p) != group.scales.end())
+        if (const auto scale = operand_scale(graph, n, k)) base = scale->view.base;
+      kernel_bases.insert(base);
+    }
   }
   for (ValueId v : kernel_bases) {
     const std::uint64_t bytes = graph.value(v).bytes();

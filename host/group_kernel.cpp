@@ -333,7 +333,17 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // inputs are bound whole, in argument order, and its result is the post stage's reduced value 0.
   // Operand scales (FusionPlanner::absorb_operand_scales): the anchor's result scaled in its stores.
   std::optional<KernelOperand> scaled_result;
-  std::vector<NodeId> scales;
+  std::vector<OperandScale> scales;
+  // An anchor's input bound whole; larger than one binding: consecutive chunks, each a whole number of
+  // binding alignments.
+  auto bind_anchor_input = [&](KernelInput input, ValueId read) {
+    if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
+      input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(input.dtype));
+      chunk_bytes[input.buffer] = device.chunk_bytes();
+    }
+    spec.inputs.push_back(std::move(input));
+    pre_input_values.push_back(read);
+  };
   auto add_anchor = [&](NodeId n) -> Status {
     const Node& node = graph.node(n);
     const Value& out = graph.value(node.output);
@@ -349,13 +359,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
           return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' reads a view of a member");
         infos.back() = view_info_of(graph, v, scale->view);
         VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, scale->view));
-        if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
-          input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
-          chunk_bytes[input.buffer] = device.chunk_bytes();
-        }
-        spec.inputs.push_back(std::move(input));
-        pre_input_values.push_back(scale->source);
-        scales.push_back(scale->scale);
+        bind_anchor_input(std::move(input), scale->source);
+        scales.push_back(*scale);
         continue;
       }
       if (produced.count(v)) {
@@ -371,13 +376,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       }
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
       VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, view));
-      // Larger than one binding: consecutive chunks, each a whole number of binding alignments.
-      if (graph.value(input.buffer).bytes() > device.max_binding_bytes) {
-        input.chunk_elements = static_cast<std::int64_t>(device.chunk_bytes() / dtype_size(value.dtype));
-        chunk_bytes[input.buffer] = device.chunk_bytes();
-      }
-      spec.inputs.push_back(std::move(input));
-      pre_input_values.push_back(v);
+      bind_anchor_input(std::move(input), v);
     }
     TensorInfo out_info{out.shape, out.dtype};
     out_info.plane_sums = plane_sums;
@@ -395,11 +394,11 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     spec.split_partial_bytes = launch->split_partial_bytes;
     reduced_index[node.output] = 0;
     // Each scale, as its node computes it, on the product: x * s -> (a b) * s.
-    for (NodeId p : scales) {
-      const Node& scale = graph.node(p);
+    for (const OperandScale& s : scales) {
+      const Node& scale = graph.node(s.scale);
       std::vector<KernelOperand> args;
       for (ValueId u : scale.inputs) {
-        if (!graph.value(u).constant) {
+        if (u == s.source) {
           args.push_back(scaled_result.value_or(KernelOperand{KernelOperand::Source::kReduced, 0}));
           continue;
         }
@@ -412,7 +411,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     }
     return {};
   };
-  // The anchor's result (reduced value 0) as the post stage reads it: scaled where scales apply.
+  // Reduced value `index` as the post stage reads it: the anchor's result (0 in a kernel group) scaled
+  // where scales apply.
   auto reduced_operand = [&](int index) {
     return index == 0 && scaled_result ? *scaled_result : KernelOperand{KernelOperand::Source::kReduced, index};
   };
@@ -458,8 +458,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     for (ValueId read : node.inputs) {
       const ValueId v = member_value(read);
       if (auto it = reduced_index.find(v); post && it != reduced_index.end()) {
-        args.push_back(group.root == GroupRoot::kKernel ? reduced_operand(it->second)
-                                                        : KernelOperand{KernelOperand::Source::kReduced, it->second});
+        args.push_back(reduced_operand(it->second));
         continue;
       }
       if (auto it = produced.find(v); !post && it != produced.end() && stage[it->second] != Stage::kPre) {
@@ -492,8 +491,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
                                                   "' is computed in a kernel op's loads and cannot be stored");
     if (stage[n] == Stage::kReduce) {
-      output.value = group.root == GroupRoot::kKernel ? reduced_operand(reduced_index.at(v))
-                                                      : KernelOperand{KernelOperand::Source::kReduced, reduced_index.at(v)};
+      output.value = reduced_operand(reduced_index.at(v));
     } else if (stage[n] == Stage::kPlane) {
       std::tie(output.value, output.plane_scale) = plane_operand.at(v);
       output.plane_sum = true;
