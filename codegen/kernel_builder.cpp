@@ -127,6 +127,19 @@ Status check_spec(const KernelSpec& spec) {
     }
     if (computed != spec.loads.size()) return fail("a load no argument uses");
     if ((spec.split_counters > 0) != (spec.split_partial_bytes > 0)) return fail("split K needs counters and partials");
+    if (spec.row_chain) {
+      const RowChain& chain = *spec.row_chain;
+      if (!spec.subgroup_reduce) return fail("a row chain folds its rows with subgroup operations");
+      for (const KernelInput& in : chain.inputs)
+        if (!in.is_literal && !broadcasts_to(in.shape, chain.domain))
+          return fail("row input of shape " + shape_to_string(in.shape) + " does not broadcast to " + shape_to_string(chain.domain));
+      VKFUSE_TRY(check_operands(spec, chain.ops, chain.inputs.size(), chain.reductions.size() + 1));
+      const std::size_t limit = chain.value.source == KernelOperand::Source::kOp      ? chain.ops.size()
+                                : chain.value.source == KernelOperand::Source::kInput ? chain.inputs.size()
+                                                                                      : chain.reductions.size() + 1;
+      if (chain.value.index < 0 || static_cast<std::size_t>(chain.value.index) >= limit)
+        return fail("the row chain yields a value it does not compute");
+    }
     if (spec.reduced != spec.domain) return fail("a kernel root's post stage runs over its output");
     for (const KernelOutput& output : spec.outputs)
       if (output.pre_stage) return fail("kernel roots store through their post stage");
@@ -296,6 +309,7 @@ uint32_t count_bindings(const KernelSpec& spec) {
   int next_binding = 0;
   make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
   for (const KernelLoad& load : spec.loads) make_load_stages(load, {}, shared, next_binding);
+  if (spec.row_chain) make_stage(spec.row_chain->inputs, spec.row_chain->ops, spec.row_chain->domain, "r", shared, next_binding);
   make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
     make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops, spec.vector_stages[j].shape,
@@ -321,6 +335,9 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   for (std::size_t k = 0; k < spec.inputs.size(); ++k)
     if (const int l = spec.inputs[k].load; l >= 0)
       loads.push_back(make_load_stages(spec.loads[static_cast<std::size_t>(l)], spec.inputs[k].shape, shared, next_binding));
+  std::optional<Stage> rows;
+  if (spec.row_chain)
+    rows.emplace(make_stage(spec.row_chain->inputs, spec.row_chain->ops, spec.row_chain->domain, "r", shared, next_binding));
   const Stage post = make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
   std::vector<Stage> vector_stages;
   for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
@@ -340,6 +357,8 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       for (const KernelInput& input : load.element->inputs) note(input.dtype);
   }
   for (const KernelInput& input : spec.post_inputs) if (!input.is_literal) note(input.dtype);
+  if (spec.row_chain)
+    for (const KernelInput& input : spec.row_chain->inputs) if (!input.is_literal) note(input.dtype);
   for (const VectorStage& stage : spec.vector_stages)
     for (const KernelInput& input : stage.post_inputs) if (!input.is_literal) note(input.dtype);
   for (const KernelOutput& output : spec.outputs) note(output.dtype);
@@ -386,6 +405,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   src << prelude << "\n";
   std::set<std::string> included;
   std::vector<const std::vector<KernelOp>*> op_lists{&spec.ops, &spec.post_ops};
+  if (spec.row_chain) op_lists.push_back(&spec.row_chain->ops);
   for (const KernelLoad& load : spec.loads) op_lists.push_back(&load.ops);
   for (const VectorStage& stage : spec.vector_stages) op_lists.push_back(&stage.post_ops);
   for (const auto* ops : op_lists)
@@ -395,7 +415,8 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
       src << "// ---- " << op.snippet << "\n" << snippet << "\n";
     }
   if (spec.is_kernel()) {
-    VKFUSE_ASSIGN_OR_RETURN(std::string body, kernel_root_body(spec, pre, loads, post, first_output_binding));
+    VKFUSE_ASSIGN_OR_RETURN(std::string body,
+                            kernel_root_body(spec, pre, loads, rows ? &*rows : nullptr, post, first_output_binding));
     src << body;
     if (!spec.kernel_element.empty()) {
       // The root's own element template, over the root's inputs (KernelLaunch::element).

@@ -1,5 +1,6 @@
 #include "codegen/kernel_root.h"
 
+#include "codegen/attention_root.h"
 #include "codegen/glsl_types.h"
 #include "codegen/shader_library.h"
 
@@ -10,7 +11,7 @@
 namespace vkfuse {
 
 Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<LoadStages>& loads,
-                                     const Stage& post, int first_output_binding) {
+                                     const Stage* rows, const Stage& post, int first_output_binding) {
   std::ostringstream out;
   bool raw_inputs = false;
   const std::string* split_groups = nullptr;
@@ -42,6 +43,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     if (load.element) load.element->declare(out, declared);
     load.chain.declare(out, declared);
   }
+  if (rows) rows->declare(out, declared);
   post.declare(out, declared);
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
     const int b = first_output_binding + static_cast<int>(k);
@@ -55,6 +57,8 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     out << "layout(std430, set = 0, binding = " << b << ") coherent buffer VkfSplitCounters { uint d[]; } vkf_split_counters;\n"
         << "layout(std430, set = 0, binding = " << b + 1
         << ") coherent buffer VkfSplitPartials { vec4 d[]; } vkf_split_partials;\n"
+        << "layout(std430, set = 0, binding = " << b + 1
+        << ") coherent buffer VkfSplitPartialsF { float d[]; } vkf_split_partials_f;  // the same, as floats\n"
         // The roots that split K across workgroups share this hand-off (a macro, not a function: shared
         // variables are laid out in the order the code first uses them, see roots/gemm_coopmat.glsl).
         << "// VKF_SPLIT_ARRIVE(item, parts): once this workgroup's part of `item` is in vkf_split_partials,\n"
@@ -146,6 +150,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     out << "  return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + chunks - 1) + ".d[j]") << ";\n}\n";
     out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
   }
+  if (rows) out << attention_row_code(spec, *rows);
   const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
   const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 && !spec.outputs[0].plane_sum &&
                      spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;

@@ -144,6 +144,20 @@ struct VectorStage {
   KernelOperand value{KernelOperand::Source::kReduced, 0};
 };
 
+// The row chain of an attention root (roots/attention.glsl): each row of the first product's result
+// S (rows of `domain`'s last axis, held in shared memory) runs through `ops` over `inputs` (broadcast to
+// `domain`) and folds `reductions`, walking the row again where an op reads a reduction (as the reduce
+// root does); `value`, per element, is the second product's left operand. Operands: kInput and kOp as
+// in a stage; kReduced r is reduction r's value for the row, and kReduced reductions.size() is S's
+// element itself.
+struct RowChain {
+  Shape domain;
+  std::vector<KernelInput> inputs;
+  std::vector<KernelOp> ops;
+  std::vector<KernelReduction> reductions;
+  KernelOperand value;
+};
+
 struct KernelSpec {
   std::string label;   // "Sub -> Mul -> Add"
   Shape domain;        // the iteration space of the pre stage (elementwise: every output's shape)
@@ -172,6 +186,9 @@ struct KernelSpec {
   std::string kernel_element;  // KernelLaunch::element: placed before the root, over the root's inputs
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
   std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
+  // Attention root only: the chain between its two products (inputs 0 and 1 the first's operands,
+  // input 2 the second's right operand; the chain's value its left). Needs subgroup arithmetic.
+  std::optional<RowChain> row_chain;
   // Split K across workgroups (KernelLaunch says how): two more bindings after the outputs, the
   // counters (uint) and the partial sums (vec4), both coherent.
   std::uint32_t split_counters = 0;
@@ -190,9 +207,9 @@ struct KernelSpec {
 };
 
 // Storage buffers the kernel binds, in binding order: the distinct buffers of the non-literal inputs,
-// then of each load's element inputs and inputs, then of the post inputs (a vector root: of each
-// stage's post inputs, stage by stage; all in order of first use), then the outputs, then (split K
-// across workgroups) the split counters and partial sums.
+// then of each load's element inputs and inputs, then of the row chain's inputs, then of the post
+// inputs (a vector root: of each stage's post inputs, stage by stage; all in order of first use), then
+// the outputs, then (split K across workgroups) the split counters and partial sums.
 uint32_t count_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

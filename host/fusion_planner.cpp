@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "host/attention_kernel.h"
 #include "host/concat_families.h"
 #include "host/copy_placement.h"
 #include "host/group_kernel.h"
@@ -50,7 +51,10 @@ class Planner {
       index_families();
       place_all(mode);
     }
-    if (mode == FusionMode::kFused) merge_vector_chains();
+    if (mode == FusionMode::kFused) {
+      merge_vector_chains();
+      merge_attention_chains();
+    }
     return finish();
   }
 
@@ -142,21 +146,29 @@ class Planner {
   // Plane sums: a ReduceSum or ReduceMean over the last two axes of a kernel group's 4-D result (the
   // anchor's, or its post chain's) joins the group where the anchor's template can fold its stores
   // over planes (KernelLaunch::plane_sums: the depthwise Conv's, where its workgroups can take whole
-  // planes and keep the GPU as busy). The pooling of a squeeze-and-excitation block then needs no
-  // dispatch or barrier of its own:
+  // planes and keep the GPU as busy; the implicit GEMM's at batch 1 where the sums are all the group
+  // stores, host/ops/conv_ops.cpp add_plane_sums). The pooling of a squeeze-and-excitation block, or a
+  // network's final pooling, then needs no dispatch or barrier of its own:
   //   x ─ Conv(depthwise) ─ Sigmoid ─ Mul ─┬─ ReduceMean(2, 3) ─ s   => [Conv -> Sigmoid -> Mul -> ReduceMean]
   //                                        └─ (the block's product)
+  //   x ─ Conv(1x1) ─ Relu ─ ReduceMean(2, 3) ─ Flatten ─ Gemm   => [Conv -> Relu -> ReduceMean] [Gemm]
   // One per group; nothing after it joins.
-  //   (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv")
+  //   (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv",
+  //   "plane sums: a network's final pooling joins the implicit-GEMM Conv")
   bool joins_as_plane_sum(const Draft& g, NodeId n, ValueId v) const {
     const Node& node = graph_.node(n);
     const Shape& in = graph_.value(v).shape;
     if ((node.op->combine != ReduceCombine::kSum && node.op->combine != ReduceCombine::kMean) || in != g.reduced ||
         in.size() != 4 || reduce_first_axis(node, in.size()) != 2 || !is_float_dtype(graph_.value(node.output).dtype))
       return false;
-    for (NodeId q : g.nodes)
+    std::set<NodeId> readers = g.nodes;
+    readers.insert(n);
+    bool pooled_only = true;  // the sums are all the group would store (TensorInfo::pooled_only)
+    for (NodeId q : g.nodes) {
       if (graph_.node(q).op->kind == OpKind::kReduce) return false;
-    const auto launch = anchor_launch(g.anchor, std::nullopt, 0.0f, true);
+      pooled_only = pooled_only && read_only_by(graph_.node(q).output, readers);
+    }
+    const auto launch = anchor_launch(g.anchor, std::nullopt, 0.0f, true, pooled_only);
     return launch && launch->plane_sums;
   }
 
@@ -599,13 +611,14 @@ class Planner {
   // Read plain, it says what the template asks of the chains computed there (KernelLaunch::chain_budgets,
   // run_inputs).
   std::optional<KernelLaunch> anchor_launch(NodeId n, std::optional<std::size_t> computed = std::nullopt,
-                                            float cost = 0.0f, bool plane_sums = false) const {
+                                            float cost = 0.0f, bool plane_sums = false, bool pooled_only = false) const {
     const Node& node = graph_.node(n);
     std::vector<TensorInfo> infos = graph_.input_infos(n);
     if (computed) infos[*computed].load_cost = cost;
     const Value& out = graph_.value(node.output);
     TensorInfo out_info{out.shape, out.dtype};
     out_info.plane_sums = plane_sums;
+    out_info.pooled_only = pooled_only;
     auto launch = node.op->launch(infos, out_info, node.op_attrs(), device_);
     if (!launch.ok()) return std::nullopt;
     return std::move(*launch);
@@ -1178,6 +1191,93 @@ class Planner {
       d.alive = false;
     }
     // A lone reduction or product that no stage joined stays the group it was.
+  }
+
+  // Attention (roots/attention.glsl): a kernel draft whose anchor is a batched product
+  // (OpDef::matrix_product) with its operand scales and post chain, a reduce draft over the last axis of
+  // that draft's result (rows of at most kAttentionMaxRow, walked in passes: a Softmax), and a kernel
+  // draft whose product reads the reduce draft's result as its left operand, each computing its
+  // stored value for the next alone, merge into one group: a workgroup keeps a block of rows of the
+  // first product in shared memory, runs them through the row chain and multiplies them by the
+  // second's right operand. Neither the scores nor the chain's values reach memory, and two dispatches
+  // and barriers go. Needs subgroup arithmetic (each row is walked by one subgroup).
+  //   (tests/unit "attention: a product, the Softmax of its rows and the product that reads it are one dispatch")
+  static constexpr std::int64_t kAttentionMaxRow = 1024;
+
+  // Whether draft d is an anchor (a batched product) with only its operand scales and post chain.
+  bool product_draft(const Draft& d) const {
+    if (!d.alive || d.root != GroupRoot::kKernel || viewed_shape(d) || !graph_.node(d.anchor).op->matrix_product) return false;
+    for (NodeId q : d.nodes)
+      if (q != d.anchor && !d.scales.count(q) && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
+    return true;
+  }
+
+  void merge_attention_chains() {
+    if (!device_.subgroup_arithmetic) return;
+    for (int g3 = 0; g3 < static_cast<int>(drafts_.size()); ++g3) {
+      Draft& second = drafts_[static_cast<std::size_t>(g3)];
+      if (!product_draft(second) || !second.scales.empty()) continue;
+      const Node& product = graph_.node(second.anchor);
+      const ValueId p = product.inputs[0];
+      const int g2 = producer_group(p);
+      if (g2 < 0 || g2 == g3 || stored_value(product.inputs[1]) == p) continue;
+      Draft& chain = drafts_[static_cast<std::size_t>(g2)];
+      const Shape& domain = chain.domain;
+      if (!chain.alive || chain.root != GroupRoot::kReduce || !chain.keepdims || domain.size() < 2 ||
+          chain.axis != static_cast<int>(domain.size()) - 1 || domain.back() > kAttentionMaxRow ||
+          graph_.value(p).shape != domain || !computes_only_for(chain, p, second.anchor))
+        continue;
+      // The one value the chain reads from another group: the first product's result, of its shape.
+      std::set<ValueId> computed;
+      for (NodeId q : chain.nodes) computed.insert(graph_.node(q).output);
+      std::set<ValueId> sources;
+      for (NodeId q : chain.nodes)
+        for (ValueId u : graph_.node(q).inputs)
+          if (!computed.count(u) && producer_group(stored_value(u)) >= 0) sources.insert(u);
+      if (sources.size() != 1 || graph_.is_view(*sources.begin())) continue;
+      const ValueId s = *sources.begin();
+      const int g1 = producer_group(s);
+      Draft& first = drafts_[static_cast<std::size_t>(g1)];
+      if (g1 == g3 || !product_draft(first) || graph_.value(s).shape != domain || !read_only_by(s, chain.nodes)) continue;
+      bool alone = true;  // the first draft stores s alone
+      for (NodeId q : first.nodes)
+        if (graph_.node(q).output != s && !read_only_by(graph_.node(q).output, first.nodes)) alone = false;
+      if (!alone || !attention_fits(first, second)) continue;
+      std::set<NodeId> nodes = first.nodes, scales = first.scales;
+      nodes.insert(chain.nodes.begin(), chain.nodes.end());
+      nodes.insert(second.nodes.begin(), second.nodes.end());
+      if (bindings_of(nodes, scales) > device_.max_bindings) continue;
+      bool shared_elsewhere = false;  // a member also computed in another group's loads
+      for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
+        const Draft& other = drafts_[static_cast<std::size_t>(h)];
+        if (h == g1 || h == g2 || h == g3 || !other.alive) continue;
+        for (NodeId q : nodes) shared_elsewhere = shared_elsewhere || other.nodes.count(q);
+      }
+      std::set<int> cleared;
+      bool cycle = false;
+      for (int h : dependencies(nodes))
+        if (h != g1 && h != g2 && h != g3 && reaches(h, {g1, g2, g3}, cleared)) cycle = true;
+      if (shared_elsewhere || cycle) continue;
+      second.nodes = std::move(nodes);
+      second.scales = std::move(scales);
+      second.root = GroupRoot::kAttention;
+      for (NodeId q : second.nodes) group_of_[static_cast<std::size_t>(q)] = g3;
+      first.alive = chain.alive = false;
+      first.nodes.clear();
+      chain.nodes.clear();
+    }
+  }
+
+  // Whether the attention root can take these two products (attention_layout, host/attention_kernel.h).
+  bool attention_fits(const Draft& first, const Draft& second) const {
+    FusionGroup probe;
+    probe.root = GroupRoot::kAttention;
+    probe.anchor = second.anchor;
+    probe.nodes.assign(first.nodes.begin(), first.nodes.end());
+    probe.nodes.push_back(second.anchor);
+    std::sort(probe.nodes.begin(), probe.nodes.end());
+    probe.scales.assign(first.scales.begin(), first.scales.end());
+    return attention_layout(graph_, probe, device_).ok();
   }
 
   Result<FusionPlan> finish() {

@@ -53,9 +53,17 @@
 //     (tests/unit "vector chains: the products of a small squeeze-and-excitation block are one dispatch")
 //
 //   plane sums: a ReduceMean or ReduceSum over the planes of a depthwise Conv's result (or its post
-//   chain's) joins the Conv, whose workgroups then take whole planes and fold them as they store
+//   chain's) joins the Conv, whose workgroups then take whole planes and fold them as they store; so
+//   does a network's final pooling of a one-image implicit-GEMM Conv whose result nothing else reads
 //     x ─ Conv(depthwise) ─ Sigmoid ─ Mul ─ ReduceMean(2, 3) ─ s   => [Conv -> Sigmoid -> Mul -> ReduceMean]
-//     (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv")
+//     (tests/unit "plane sums: a squeeze-and-excitation block's pooling joins the depthwise Conv",
+//     "plane sums: a network's final pooling joins the implicit-GEMM Conv")
+//
+//   attention: a batched product whose rows a reduce group walks (a Softmax, scaled or masked), and the
+//   product that reads the chain's result as its left operand, are one dispatch: each workgroup keeps a
+//   block of the first product's rows in shared memory through the chain into the second
+//     q, k ─ MatMul ─ Softmax ─ MatMul(v) ─ y   => [MatMul -> ReduceMax -> ... -> Div -> MatMul]
+//     (tests/unit "attention: a product, the Softmax of its rows and the product that reads it are one dispatch")
 //
 //   copies in place: a result read only through a copy of a view that reorders it (a channel shuffle,
 //   heads merged back) is stored where the copy puts it, and the copy does not run; so are a Concat's
@@ -77,8 +85,9 @@
 
 namespace vkfuse {
 
-// kVector: a chain of per-image stages (a reduction, products) in one workgroup per image.
-enum class GroupRoot { kElementwise, kReduce, kKernel, kVector };
+// kVector: a chain of per-image stages (a reduction, products) in one workgroup per image. kAttention:
+// two batched products through a row chain (host/attention_kernel.cpp), `anchor` the second.
+enum class GroupRoot { kElementwise, kReduce, kKernel, kVector, kAttention };
 
 // An output a group stores as part of a larger value (a Concat written in place): its elements go to
 // `placement` in `into`, which the group binds instead.

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "host/attention_kernel.h"
 #include "host/shape_inference.h"
 #include "host/view_reorder.h"
 
@@ -131,6 +132,14 @@ Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, 
   return {};
 }
 
+Status bind_once(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device,
+                 std::set<ValueId>& bound, GroupKernel& kernel) {
+  VKFUSE_TRY(check_storage(graph, v, label, device));
+  VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+  if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
+  return {};
+}
+
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
   const Value& value = graph.value(v);
   KernelInput input;
@@ -152,6 +161,7 @@ Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
 
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   if (group.root == GroupRoot::kVector) return make_vector_kernel(graph, group, device);
+  if (group.root == GroupRoot::kAttention) return make_attention_kernel(graph, group, device);
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;
   spec.label = group.label;
@@ -380,6 +390,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     }
     TensorInfo out_info{out.shape, out.dtype};
     out_info.plane_sums = plane_sums;
+    out_info.pooled_only = plane_sums && std::all_of(group.outputs.begin(), group.outputs.end(), [&](ValueId v) {
+      return graph.node(produced.at(v)).op->kind == OpKind::kReduce;
+    });
     auto launch = node.op->launch(infos, out_info, node.op_attrs(), device);
     if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
     if (launch->plane_sums != plane_sums)

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "backend/device_plan.h"
@@ -39,6 +41,10 @@ TensorInfo view_info(const GraphIR& graph, ValueId v);
 // f16 and bool tensors live in 16- and 8-bit storage buffers: an error naming the group, the tensor and
 // the feature where the device lacks it.
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device);
+// Appends the stored tensor v lies in to kernel.bound_values unless it is bound already (`bound`: the
+// bases bound so far), after check_storage: the binding order of roots that bind each base once.
+Status bind_once(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device,
+                 std::set<ValueId>& bound, GroupKernel& kernel);
 // A chain's input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v);
 

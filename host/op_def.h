@@ -62,8 +62,10 @@ struct TensorInfo {
   std::vector<std::int64_t> strides;
   std::int64_t offset = 0;
   // kKernel launches, the output: the group also sums the result over each plane (the last two axes)
-  // as the template stores it (KernelLaunch::plane_sums says whether the template does).
+  // as the template stores it (KernelLaunch::plane_sums says whether the template does); with
+  // `pooled_only`, the sums are all it stores (nothing else reads the result: a network's final pooling).
   bool plane_sums = false;
+  bool pooled_only = false;
 };
 
 // kKernel ops: the output's shape and dtype from the inputs (errors say what is wrong, without the
@@ -141,6 +143,18 @@ struct VectorProduct {
 };
 using VectorProductLauncher = Result<VectorProduct> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                          const OpAttrs& attrs);
+
+// kKernel ops that are batched matrix products, Y[b] = A[b] * B[b] (MatMul): how they address their
+// operands, for templates that compute such a product inside another (roots/attention.glsl). Element
+// (m, k) of batch b's A lies at a_batch + m * a_stride_m + k * a_stride_k of input 0, (k, n) of B at
+// b_batch + k * b_stride_k + n * b_stride_n of input 1 (the batch offsets are GLSL over `(b)`, the
+// output's batch index; views read in place included). An error: not for these inputs.
+struct MatrixProduct {
+  std::int64_t batch = 1, m = 0, k = 0, n = 0;
+  std::int64_t a_stride_m = 0, a_stride_k = 0, b_stride_k = 0, b_stride_n = 0;
+  std::string a_batch = "0u", b_batch = "0u";
+};
+using MatrixProductLayout = Result<MatrixProduct> (*)(std::span<const TensorInfo> inputs);
 
 // kKernel ops whose output is their inputs laid side by side (Concat): where each input's elements lie
 // in the output. The fusion planner then has the inputs' producers store there, and the op itself does
@@ -248,6 +262,7 @@ struct OpDef {
   InputPlacer place_inputs = nullptr;           // kKernel: see InputPlacer
   ElementLauncher element = nullptr;            // kKernel: see ElementLauncher
   VectorProductLauncher vector_product = nullptr;  // kKernel: see VectorProductLauncher
+  MatrixProductLayout matrix_product = nullptr;    // kKernel: see MatrixProduct
   // kKernel: whether the launch reads input k, a strided view (TensorInfo::strides and offset: a
   // transpose, a slice, a head split), in place; where it does not, or the op has none of this, the
   // GraphBuilder copies such a view first (Identity) and the op reads a contiguous tensor.

@@ -13,6 +13,7 @@ const char* root_name(GroupRoot root) {
     case GroupRoot::kReduce: return "reduce";
     case GroupRoot::kKernel: return "kernel";
     case GroupRoot::kVector: return "vector";
+    case GroupRoot::kAttention: return "attention";
   }
   return "unknown";
 }

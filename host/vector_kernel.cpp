@@ -150,12 +150,7 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
   // Bindings in the code generator's order: the whole inputs, then each stage's chain inputs (each
   // stored tensor once, scalar constants baked), then the output.
   std::set<ValueId> bound;
-  auto bind = [&](ValueId v) -> Status {
-    VKFUSE_TRY(check_storage(graph, v, group.label, device));
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    if (bound.insert(view.base).second) kernel.bound_values.push_back(view.base);
-    return {};
-  };
+  auto bind = [&](ValueId v) { return bind_once(graph, v, group.label, device, bound, kernel); };
   for (ValueId v : input_values) VKFUSE_TRY(bind(v));
   for (const std::vector<ValueId>& values : stage_values)
     for (ValueId v : values)

@@ -158,6 +158,30 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
   return gemm_launch(p, device);
 }
 
+// OpDef::matrix_product: operands of rank 2 or more, read as launch_matmul reads them (views in place,
+// batches broadcast), none reversed.
+Result<MatrixProduct> matmul_product(std::span<const TensorInfo> in) {
+  VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
+  if (in[0].shape.size() < 2 || in[1].shape.size() < 2)
+    return make_error(ErrorCode::kUnsupported, "a 1-D operand is no batched matrix");
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::int64_t stride : in[k].strides)
+      if (stride < 0) return make_error(ErrorCode::kUnsupported, "a reversed view is read copied");
+  const OperandLayout a = operand_layout(in[0], s.out_batch, false), b = operand_layout(in[1], s.out_batch, true);
+  MatrixProduct p;
+  p.batch = shape_numel(s.out_batch);
+  p.m = s.m;
+  p.k = s.k;
+  p.n = s.n;
+  p.a_stride_m = a.stride_rows;
+  p.a_stride_k = a.stride_cols;
+  p.b_stride_k = b.stride_rows;
+  p.b_stride_n = b.stride_cols;
+  p.a_batch = a.batch;
+  p.b_batch = b.batch;
+  return p;
+}
+
 Status reference_matmul(std::span<const RefTensor> in, const OpAttrs&, RefTensor& out) {
   VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
   const std::int64_t batch = shape_numel(s.out_batch);
@@ -181,7 +205,7 @@ const OpDef kMatMulOps[] = {
     {.name = "MatMul", .kind = OpKind::kKernel, .arity = 2, .input_class = {InputClass::kFloat, InputClass::kFloat},
      .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
      .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2,
-     .reads_in_place = matmul_reads_in_place, .linear_inputs = 0b11},
+     .matrix_product = matmul_product, .reads_in_place = matmul_reads_in_place, .linear_inputs = 0b11},
 };
 
 }  // namespace

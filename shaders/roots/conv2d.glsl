@@ -24,6 +24,11 @@
 // by BK per step (constants), so there is no division by the window size inside the K loop.
 // Every output is stored once, by VKF_OUT0, with its bias added (by VKF_OUT0_X4, four neighbouring
 // positions at a time, where the column fragments are vec4s and an image's positions a multiple of 4).
+// With VKF_PLANE_SUMS (one image; the group sums the result over each plane: a network's final
+// pooling), a plane is a row: the block folds what each row stores, and where the columns span several
+// tiles (VKF_PLANE_COUNTERS defined) each tile leaves its row sums in the split scratch (floats from
+// VKF_PLANE_PARTIALS) and counts itself in the block's counter (VKF_PLANE_COUNTERS + block); the last to
+// arrive adds the tiles' sums in tile order (the same sum whichever arrives last) and stores the planes.
 // Defines (u: uint, else int): VKF_N u, VKF_C u, VKF_H, VKF_W, VKF_M u, VKF_OH u, VKF_OW u, VKF_CG u
 // (input channels per group), VKF_MG u (output channels per group), VKF_KH, VKF_KW, VKF_SH, VKF_SW,
 // VKF_DH, VKF_DW, VKF_PT, VKF_PL (top and left pads), VKF_HAS_BIAS (0/1; the bias is input 2);
@@ -70,6 +75,10 @@ shared vkf_frag_b vkf_b[VKF_BK * VKF_ROW_B];
 // Slices 1.. leave their partial sums here for slice 0: element e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN + e) * SLICE_THREADS + lane (neighbouring invocations, neighbouring words).
 shared float vkf_partial[uint(VKF_SPLIT_K - 1) * VKF_TM * VKF_TN * VKF_SLICE_THREADS];
+#endif
+#if defined(VKF_PLANE_SUMS)
+// Each row's sums of the block, one per invocation along the row (slice 0's).
+shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 #endif
 
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
@@ -132,6 +141,39 @@ void vkf_advance(inout VkfFetch f) {
     f.ci[i] = ci;
     f.kh[i] = kh;
     f.kw[i] = kw;
+  }
+}
+
+// Column n's first element in Y (image n / OHW, position n % OHW) and row i of the block of the
+// invocation at (tx, ty) of the tile at row m0.
+#define VKF_OUT_COL(n) (((n) / VKF_OHW) * VKF_M * VKF_OHW + (n) % VKF_OHW)
+#define VKF_BLOCK_ROW(i) (m0 + ((i) / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + (i) % VKF_FM)
+
+// Stores the block's outputs one at a time through VKF_OUT0, the bias added; where the group sums
+// planes, row_sum[i] is what row i stored (vkf_plane_acc).
+void vkf_store_scalars(const vkf_frag_b acc[VKF_TM][VKF_TN / VKF_FN], uint g, uint m0, uint n0, uint tx, uint ty,
+                       out float row_sum[VKF_TM]) {
+  [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) row_sum[i] = 0.0;
+  [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
+    const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
+    if (n >= VKF_GEMM_N) continue;
+    const uint out_col = VKF_OUT_COL(n);
+    [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
+      const uint m = VKF_BLOCK_ROW(i);
+      if (m >= VKF_MG) continue;
+      const uint channel = g * VKF_MG + m;
+      float y = acc[i][j / VKF_FN][j % VKF_FN];
+#if VKF_HAS_BIAS
+      y += VKF_IN2(channel);
+#endif
+#if defined(VKF_PLANE_SUMS)
+      vkf_plane_acc = 0.0;
+      VKF_OUT0(out_col + channel * VKF_OHW, y);
+      row_sum[i] += vkf_plane_acc;
+#else
+      VKF_OUT0(out_col + channel * VKF_OHW, y);
+#endif
+    }
   }
 }
 
@@ -260,10 +302,37 @@ void main() {
         }
     }
 #endif
+#if defined(VKF_PLANE_SUMS)
+    // Plane sums (one image: a plane is a row of the block). Slice 0 stores element by element and
+    // sums what each row stores (vkf_plane_acc); the block's invocations fold their row sums in shared
+    // memory in a fixed order; with several column tiles each leaves its sums in the scratch and the
+    // last of the block's tiles to arrive adds them in tile order. Every invocation reaches the barriers.
+    if (slice == 0u) {
+      float row_sum[VKF_TM];
+      vkf_store_scalars(acc, g, m0, n0, tx, ty, row_sum);
+      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) vkf_plane_part[(VKF_BLOCK_ROW(i) - m0) * VKF_THREADS_N + tx] = row_sum[i];
+    }
+    barrier();
+    float tile_sum = 0.0;
+    if (tid < VKF_BM)
+      for (uint x = 0u; x < VKF_THREADS_N; ++x) tile_sum += vkf_plane_part[tid * VKF_THREADS_N + x];
+    const bool row_inside = tid < VKF_BM && m0 + tid < VKF_MG;
+#if !defined(VKF_PLANE_COUNTERS)  // one column tile
+    if (row_inside) vkf_plane_store(g * VKF_MG + m0 + tid, tile_sum);
+#else
+    const uint block = g * gl_NumWorkGroups.y + gl_WorkGroupID.y;
+    const uint block_sums = VKF_PLANE_PARTIALS + block * VKF_TILES_N * VKF_BM;
+    if (tid < VKF_BM) vkf_split_partials_f.d[block_sums + tile * VKF_BM + tid] = tile_sum;
+    VKF_SPLIT_ARRIVE(VKF_PLANE_COUNTERS + block, VKF_TILES_N);
+    if (vkf_split_last && row_inside) {
+      float sum = 0.0;
+      for (uint q = 0u; q < VKF_TILES_N; ++q) sum += vkf_split_partials_f.d[block_sums + q * VKF_BM + tid];
+      vkf_plane_store(g * VKF_MG + m0 + tid, sum);
+    }
+#endif
+    barrier();  // vkf_plane_part is refilled by the next tile
+#else
     if (slice > 0u) continue;
-    // Column n's first element in Y (image n / OHW, position n % OHW) and row i of this invocation's block.
-#define VKF_OUT_COL(n) (((n) / VKF_OHW) * VKF_M * VKF_OHW + (n) % VKF_OHW)
-#define VKF_BLOCK_ROW(i) (m0 + ((i) / VKF_FM) * (VKF_THREADS_M * VKF_FM) + ty * VKF_FM + (i) % VKF_FM)
 #if VKF_FRAG_N == 4
     if (VKF_OHW % 4u == 0u) {
       // An invocation's runs of 4 columns are 4 neighbouring positions of one image: vector stores (and
@@ -286,20 +355,8 @@ void main() {
       continue;
     }
 #endif
-    [[unroll]] for (uint j = 0u; j < VKF_TN; ++j) {
-      const uint n = n0 + (j / VKF_FN) * (VKF_THREADS_N * VKF_FN) + tx * VKF_FN + j % VKF_FN;
-      if (n >= VKF_GEMM_N) continue;
-      const uint out_col = VKF_OUT_COL(n);
-      [[unroll]] for (uint i = 0u; i < VKF_TM; ++i) {
-        const uint m = VKF_BLOCK_ROW(i);
-        if (m >= VKF_MG) continue;
-        const uint channel = g * VKF_MG + m;
-        float y = acc[i][j / VKF_FN][j % VKF_FN];
-#if VKF_HAS_BIAS
-        y += VKF_IN2(channel);
+    float row_sum[VKF_TM];  // (no plane sums here)
+    vkf_store_scalars(acc, g, m0, n0, tx, ty, row_sum);
 #endif
-        VKF_OUT0(out_col + channel * VKF_OHW, y);
-      }
-    }
   }
 }

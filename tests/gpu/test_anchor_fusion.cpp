@@ -7,6 +7,7 @@
 #include <random>
 
 #include "host/context_impl.h"
+#include "host/ops/nn_support.h"
 #include "support/fusion_check.h"
 #include "support/gpu_context.h"
 #include "support/random_inputs.h"
@@ -544,6 +545,94 @@ TEST_CASE("plane sums: depthwise Convs fold a squeeze-and-excitation block's poo
                              {{"pads", Ints{1, 1, 1, 1}}, {"group", 3.0f}});
       b.output(b.op("ReduceMean", {b.op("Relu", {dw})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}}), "y");
     }, 2);
+  }
+}
+
+// Plane sums on the implicit-GEMM Conv (tests/unit "plane sums: a network's final pooling joins the
+// implicit-GEMM Conv"): one image, the pooling over planes that span one column tile or several (each
+// tile's row sums handed to the last of the block's tiles through the split scratch), a 3x3 stride-2
+// Conv with pads, odd channel counts, keepdims 0, a plain sum; where the Conv's result is an output too,
+// or at batch 2, the pooling stays apart. Then (the next case) every tile of the table, K whole and split over
+// workgroups. Fused vs unfused vs the CPU reference, f32 and f16 (the tile sweep f32).
+TEST_CASE("plane sums: the implicit-GEMM Conv folds a network's final pooling as it stores") {
+  auto head = [](std::int64_t batch, std::int64_t c, std::int64_t hw) {
+    return [=](GraphBuilder& b, const InputMaker& input) {
+      const Tensor conv = b.op("Conv", {input("x", {batch, 19, hw, hw}), input("w", {c, 19, 1, 1}), input("bias", {c})});
+      const Tensor pooled = b.op("ReduceMean", {b.op("Relu", {conv})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}});
+      b.output(b.op("Gemm", {b.op("Flatten", {pooled}, {{"axis", 1.0f}}), input("fc", {7, c})}, {{"transB", 1.0f}}), "y");
+    };
+  };
+  SUBCASE("1x1 Conv -> Relu -> mean -> Gemm, 37 channels of 7x7") { check_f32_f16(head(1, 37, 7), 2, 1800); }
+  SUBCASE("the same over 13x13 planes, 70 channels") { check_f32_f16(head(1, 70, 13), 2, 1802); }
+  SUBCASE("batch 2: the pooling stays apart (with the Gemm, a vector chain)") { check_f32_f16(head(2, 37, 7), 2, 1804); }
+  auto strided = [](bool result_too) {
+    return [=](GraphBuilder& b, const InputMaker& input) {
+      const Tensor conv = b.op("Conv", {input("x", {1, 13, 15, 17}), input("w", {29, 13, 3, 3})},
+                               {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}});
+      const Tensor act = b.op("Sigmoid", {conv});
+      if (result_too) b.output(act, "act");
+      b.output(b.op("ReduceSum", {act}, {{"axes", Ints{2, 3}}, {"keepdims", 0.0f}}), "sum");
+    };
+  };
+  SUBCASE("a 3x3 stride-2 Conv with pads, a plain sum, keepdims 0") { check_f32_f16(strided(false), 1, 1806); }
+  SUBCASE("the same with the Conv's result an output too: the pooling keeps its dispatch") {
+    check_f32_f16(strided(true), 2, 1808);
+  }
+}
+
+TEST_CASE("plane sums on every implicit-GEMM tile, K whole and split over workgroups") {
+  std::uint32_t seed = 1810;
+  for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
+    const std::size_t tile = run / 2;
+    const ScopedConvTile forced(tile, run % 2 ? 3 : 1);
+    CAPTURE(tile);
+    CAPTURE(run % 2);
+    GraphBuilder b;
+    const Tensor conv = b.op("Conv", {b.input("x", {1, 21, 11, 9}), b.input("w", {45, 21, 3, 3}), b.input("bias", {45})},
+                             {{"pads", Ints{1, 1, 1, 1}}});
+    b.output(b.op("ReduceMean", {b.op("Relu", {conv})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}}), "y");
+    const auto feeds = random_feeds({{"x", {1, 21, 11, 9}}, {"w", {45, 21, 3, 3}}, {"bias", {45}}}, seed++, kUnit);
+    const FusionOutcome o = check_fused_unfused(build(b), feeds, 1e-5, 1e-4);
+    CHECK(o.fused_dispatches == 1);
+  }
+}
+
+// Attention (tests/unit "attention: ..."): a product, the Softmax of its rows (scaled, masked) and the
+// product that reads it, one dispatch: rows that span several query blocks, a batch of heads, odd
+// sizes, an operand scale and multi-head views of one packed tensor as vit_b_16 exports them (heads
+// merged back through a copy the second product stores in place), a post chain after the second
+// product. Fused vs unfused vs the CPU reference, f32 and f16.
+TEST_CASE("attention: a product, the Softmax of its rows and the product that reads it run as one dispatch") {
+  SUBCASE("Softmax(Q K^T) V, 2 heads, 37 queries, 45 keys, depth 24, 16 values") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor s = b.op("MatMul", {input("q", {2, 37, 24}), input("kt", {2, 24, 45})});
+      b.output(b.op("MatMul", {b.op("Softmax", {s}, {{"axis", -1.0f}}), input("v", {2, 45, 16})}), "y");
+    }, 1, 1900);
+  }
+  SUBCASE("scores scaled and masked, one head broadcast over 3 value batches, a post chain") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor q = input("q", {3, 19, 8});
+      const Tensor s = b.op("Mul", {b.op("MatMul", {q, input("kt", {1, 8, 23})}), b.scalar(0.35f, b.dtype(q))});
+      const Tensor p = b.op("Softmax", {b.op("Add", {s, input("mask", {19, 23})})}, {{"axis", -1.0f}});
+      b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {p, input("v", {3, 23, 32})}), input("bias", {32})})}), "y");
+    }, 1, 1902);
+  }
+  SUBCASE("vit_b_16's heads: q, k, v views of one packed tensor, q scaled, heads merged back") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const std::int64_t tokens = 21, heads = 3, depth = 8, width = heads * depth;
+      const Tensor qkv = b.op("Add", {input("x", {tokens, 3 * width}), input("bias", {3 * width})});
+      auto head_split = [&](std::int64_t part) {
+        const float start = static_cast<float>(part * width);
+        const Tensor slice = b.op("Slice", {qkv}, {{"axis", 1.0f}, {"start", start}, {"end", start + static_cast<float>(width)}});
+        return b.op("Transpose", {b.op("Reshape", {slice}, {{"shape", Ints{tokens, heads, depth}}})}, {{"perm", Ints{1, 0, 2}}});
+      };
+      const Tensor q = b.op("Div", {head_split(0), b.scalar(2.828f, b.dtype(qkv))});
+      const Tensor kt = b.op("Transpose", {head_split(1)}, {{"perm", Ints{0, 2, 1}}});
+      const Tensor p = b.op("Softmax", {b.op("MatMul", {q, kt})}, {{"axis", -1.0f}});
+      const Tensor o = b.op("MatMul", {p, head_split(2)});
+      const Tensor merged = b.op("Reshape", {b.op("Transpose", {o}, {{"perm", Ints{1, 0, 2}}})}, {{"shape", Ints{tokens, width}}});
+      b.output(b.op("MatMul", {merged, input("w", {width, 5})}), "y");
+    }, 3, 1904);
   }
 }
 

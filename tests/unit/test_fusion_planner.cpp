@@ -1204,4 +1204,56 @@ TEST_CASE("plane sums: a squeeze-and-excitation block's pooling joins the depthw
   CHECK(labels_of(plan(block(8, 64, 64, "ReduceMean"))).find("Mul -> ReduceMean") == std::string::npos);
 }
 
+TEST_CASE("plane sums: a network's final pooling joins the implicit-GEMM Conv") {
+  //   x[N,19,7,7] ─ Conv(1x1) ─ Relu ─ ReduceMean(2, 3) ─ Flatten ─ Gemm ─ y   => [Conv -> Relu -> ReduceMean] [Gemm]
+  // One image only (a plane is then a row of the product), planes of a few column tiles; the Conv's
+  // result is not stored.
+  auto head = [](std::int64_t batch, const char* reduce, std::int64_t hw = 7) {
+    GraphBuilder b;
+    const Tensor conv = b.op("Conv", {b.input("x", {batch, 19, hw, hw}), b.input("w", {37, 19, 1, 1})});
+    const Tensor pooled = b.op(reduce, {b.op("Relu", {conv})}, {{"axes", std::vector<std::int64_t>{2, 3}}, {"keepdims", 1.0f}});
+    b.output(b.op("Gemm", {b.op("Flatten", {pooled}, {{"axis", 1.0f}}), b.input("fc", {7, 37})}, {{"transB", 1.0f}}), "y");
+    return build_graph(b);
+  };
+  const FusionPlan p = plan(head(1, "ReduceMean"));
+  CHECK(labels_of(p) == "Conv -> Relu -> ReduceMean | Gemm");
+  CHECK(p.groups[0].outputs.size() == 1);  // the pooling alone
+  CHECK(labels_of(plan(head(1, "ReduceMean"), FusionMode::kUnfused)) == "Conv | Relu | ReduceMean | Gemm");
+  CHECK(labels_of(plan(head(1, "ReduceSum"))) == "Conv -> Relu -> ReduceSum | Gemm");
+  // Two images, or a maximum: the pooling stays apart (here with the Gemm, a vector chain).
+  CHECK(labels_of(plan(head(2, "ReduceMean"))) == "Conv -> Relu | ReduceMean -> Gemm");
+  CHECK(labels_of(plan(head(1, "ReduceMax"))) == "Conv -> Relu | ReduceMax -> Gemm");
+  // Planes of many column tiles (40x40 positions): a reduction of its own pools them faster.
+  CHECK(labels_of(plan(head(1, "ReduceMean", 40))).find("Relu -> ReduceMean") == std::string::npos);
+}
+
+TEST_CASE("attention: a product, the Softmax of its rows and the product that reads it are one dispatch") {
+  //   q ─ Div(s) ─┐
+  //   k^T ────────MatMul ─ Softmax ─ MatMul(v) ─ Relu ─ y   => [Div -> MatMul -> ReduceMax -> ... -> Div -> MatMul -> Relu]
+  DevicePlan device;
+  device.subgroup_arithmetic = true;
+  device.shared_memory_bytes = 32768;
+  auto attention = [](std::int64_t keys, std::int64_t values, bool read_elsewhere) {
+    GraphBuilder b;
+    const Tensor q = b.op("Div", {b.input("q", {4, 37, 24}), b.scalar(2.0f)});
+    const Tensor s = b.op("MatMul", {q, b.input("kt", {4, 24, keys})});
+    const Tensor p = b.op("Softmax", {s}, {{"axis", -1.0f}});
+    if (read_elsewhere) b.output(p, "p");
+    b.output(b.op("Relu", {b.op("MatMul", {p, b.input("v", {4, keys, values})})}), "y");
+    return build_graph(b);
+  };
+  const FusionPlan p = plan(attention(45, 16, false), FusionMode::kFused, device);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(p.groups[0].root == GroupRoot::kAttention);
+  CHECK(p.groups[0].label == "Div -> MatMul -> ReduceMax -> Sub -> Exp -> ReduceSum -> Div -> MatMul -> Relu");
+  CHECK(p.groups[0].outputs.size() == 1);
+  CHECK(plan(attention(45, 24, false), FusionMode::kFused, device).groups.size() == 1);
+  // Apart: without subgroup arithmetic; where the Softmax is read elsewhere too; rows too long for a
+  // block in shared memory.
+  CHECK(plan(attention(45, 16, false)).groups.size() == 3);
+  CHECK(plan(attention(45, 16, true), FusionMode::kFused, device).groups.size() == 3);
+  CHECK(plan(attention(2000, 16, false), FusionMode::kFused, device).groups.size() == 3);
+  CHECK(plan(attention(45, 16, false), FusionMode::kUnfused, device).groups.size() == 9);
+}
+
 }  // namespace vkfuse
