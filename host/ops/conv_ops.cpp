@@ -309,7 +309,8 @@ constexpr std::int64_t kPlaneMaxTiles = 8;
 void add_plane_sums(KernelLaunch& launch, const ConvShape& s, const ConvTile& tile, std::int64_t bk, std::int64_t tiles_n,
                     std::int64_t blocks, const DevicePlan& device) {
   const std::int64_t shared = conv_shared_bytes(tile, bk) + tile.bm * (tile.bn / tile.tn) * 4;
-  if (s.n != 1 || tiles_n > kPlaneMaxTiles || shared > device.shared_memory_bytes) return;
+  // Invocation r folds row r of the block: the workgroup must have at least BM (every tile of the table does).
+  if (s.n != 1 || tiles_n > kPlaneMaxTiles || shared > device.shared_memory_bytes || tile.invocations() < tile.bm) return;
   if (tiles_n > 1) {
     if (device.max_bindings < kMinBindingsForScratch) return;
     launch.defines.emplace_back("VKF_PLANE_COUNTERS", glsl_uint(launch.split_counters));

@@ -25,7 +25,8 @@
 // Every output is stored once, by VKF_OUT0, with its bias added (by VKF_OUT0_X4, four neighbouring
 // positions at a time, where the column fragments are vec4s and an image's positions a multiple of 4).
 // With VKF_PLANE_SUMS (one image; the group sums the result over each plane: a network's final
-// pooling), a plane is a row: the block folds what each row stores, and where the columns span several
+// pooling; a workgroup of at least BM), a plane is a row: the block folds what each row stores,
+// invocation r row r, and where the columns span several
 // tiles (VKF_PLANE_COUNTERS defined) each tile leaves its row sums in the split scratch (floats from
 // VKF_PLANE_PARTIALS) and counts itself in the block's counter (VKF_PLANE_COUNTERS + block); the last to
 // arrive adds the tiles' sums in tile order (the same sum whichever arrives last) and stores the planes.

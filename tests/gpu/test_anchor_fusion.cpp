@@ -609,6 +609,12 @@ TEST_CASE("attention: a product, the Softmax of its rows and the product that re
       b.output(b.op("MatMul", {b.op("Softmax", {s}, {{"axis", -1.0f}}), input("v", {2, 45, 16})}), "y");
     }, 1, 1900);
   }
+  SUBCASE("150 keys: more than one staged chunk, the last one partial") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor s = b.op("MatMul", {input("q", {3, 21, 16}), input("kt", {3, 16, 150})});
+      b.output(b.op("MatMul", {b.op("Softmax", {s}, {{"axis", -1.0f}}), input("v", {3, 150, 8})}), "y");
+    }, 1, 1901);
+  }
   SUBCASE("scores scaled and masked, one head broadcast over 3 value batches, a post chain") {
     check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
       const Tensor q = input("q", {3, 19, 8});
