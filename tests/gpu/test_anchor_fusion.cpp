@@ -597,11 +597,13 @@ TEST_CASE("plane sums on every implicit-GEMM tile, K whole and split over workgr
   }
 }
 
-// Attention (tests/unit "attention: ..."): a product, the Softmax of its rows (scaled, masked) and the
-// product that reads it, one dispatch: rows that span several query blocks, a batch of heads, odd
-// sizes, an operand scale and multi-head views of one packed tensor as vit_b_16 exports them (heads
-// merged back through a copy the second product stores in place), a post chain after the second
-// product. Fused vs unfused vs the CPU reference, f32 and f16.
+// Attention (tests/unit "attention: a product, the Softmax of its rows and the product that reads it
+// are one dispatch"): a product, the Softmax of its rows (scaled, masked) and the product that reads
+// it, one dispatch: rows that span several query blocks, a batch of heads, odd
+// sizes, batches broadcast between the operands, more keys than one staged chunk, a chain of two
+// walks' reductions (a LayerNormalization's), an operand scale and multi-head views of one packed
+// tensor as vit_b_16 exports them (heads merged back through a copy the second product stores in
+// place), a post chain after the second product. Fused vs unfused vs the CPU reference, f32 and f16.
 TEST_CASE("attention: a product, the Softmax of its rows and the product that reads it run as one dispatch") {
   SUBCASE("Softmax(Q K^T) V, 2 heads, 37 queries, 45 keys, depth 24, 16 values") {
     check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
@@ -622,6 +624,15 @@ TEST_CASE("attention: a product, the Softmax of its rows and the product that re
       const Tensor p = b.op("Softmax", {b.op("Add", {s, input("mask", {19, 23})})}, {{"axis", -1.0f}});
       b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {p, input("v", {3, 23, 32})}), input("bias", {32})})}), "y");
     }, 1, 1902);
+  }
+  SUBCASE("4-D batches broadcast between the operands; a LayerNormalization-like chain over the rows") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor s = b.op("MatMul", {input("q", {2, 1, 9, 12}), input("kt", {1, 3, 12, 30})});
+      const Tensor centred = b.op("Sub", {s, b.op("ReduceMean", {s}, {{"axes", Ints{-1}}, {"keepdims", 1.0f}})});
+      const Tensor variance = b.op("ReduceMean", {b.op("Mul", {centred, centred})}, {{"axes", Ints{-1}}, {"keepdims", 1.0f}});
+      const Tensor normed = b.op("Div", {centred, b.op("Sqrt", {b.op("Add", {variance, input("eps", {1})})})});
+      b.output(b.op("MatMul", {normed, input("v", {2, 3, 30, 4})}), "y");
+    }, 1, 1903);
   }
   SUBCASE("vit_b_16's heads: q, k, v views of one packed tensor, q scaled, heads merged back") {
     check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
