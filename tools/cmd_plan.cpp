@@ -17,9 +17,10 @@ constexpr const char* kUsage =
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
     "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
     "  of memory; then graph ops vs dispatches and waves.\n"
-    "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults, which desktop\n"
-    "  GPUs and lavapipe get too), not with a device's own; a device with fewer storage buffers per\n"
-    "  stage can split groups differently under `vkfuse run`.\n"
+    "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults: the Vulkan\n"
+    "  minimums, 32 storage buffers per dispatch) and subgroup arithmetic (which lavapipe and desktop\n"
+    "  GPUs offer: attention groups need it), not with a device's own; a device's limits can size and\n"
+    "  split groups differently under `vkfuse run`.\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
     "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
     "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
@@ -144,11 +145,13 @@ int run_plan(const Args& args) {
   auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
   if (!graph.ok()) return fail(graph.status());
   const bool fused = !parsed->has("--no-fusion");
-  const DevicePlan limits{};
+  DevicePlan limits{};
+  limits.subgroup_arithmetic = true;
   auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused);
   if (!report.ok()) return fail(report.status());
 
-  std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch)\n", model.c_str(),
+  std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch, subgroup arithmetic)\n",
+              model.c_str(),
               fused ? "fused" : "unfused", limits.max_bindings);
   for (std::size_t k = 0; k < report->groups.size(); ++k) {
     const PlanGroup& g = report->groups[k];
