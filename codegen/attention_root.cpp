@@ -5,48 +5,16 @@
 #include <vector>
 
 namespace vkfuse {
-namespace {
-
-// The walk over the row in which `operand` exists: inputs and S's element in every walk, an op in the
-// walk of its latest operand, a reduction's value in the walk after the one that folds it.
-int walk_of(const RowChain& chain, const std::vector<int>& op_walk, const KernelOperand& operand) {
-  switch (operand.source) {
-    case KernelOperand::Source::kOp: return op_walk[static_cast<std::size_t>(operand.index)];
-    case KernelOperand::Source::kReduced:
-      if (static_cast<std::size_t>(operand.index) == chain.reductions.size()) return 0;  // S's element
-      return walk_of(chain, op_walk, chain.reductions[static_cast<std::size_t>(operand.index)].operand) + 1;
-    case KernelOperand::Source::kInput: break;
-  }
-  return 0;
-}
-
-const char* combine_function(KernelCombine combine) {
-  switch (combine) {
-    case KernelCombine::kMax: return "max";
-    case KernelCombine::kMin: return "min";
-    default: return "";
-  }
-}
-
-// acc folded with v.
-std::string fold(KernelCombine combine, const std::string& acc, const std::string& v) {
-  if (combine == KernelCombine::kSum) return acc + " + " + v;
-  if (combine == KernelCombine::kProd) return acc + " * " + v;
-  return std::string(combine_function(combine)) + "(" + acc + ", " + v + ")";
-}
-
-}  // namespace
 
 std::string attention_row_code(const KernelSpec& spec, const Stage& rows) {
   const RowChain& chain = *spec.row_chain;
   const std::size_t reductions = chain.reductions.size();
-  std::vector<int> op_walk(chain.ops.size(), 0);
-  for (std::size_t j = 0; j < chain.ops.size(); ++j)
-    for (const KernelOperand& arg : chain.ops[j].args) op_walk[j] = std::max(op_walk[j], walk_of(chain, op_walk, arg));
+  // kReduced `reductions` (the product's element) is held in every walk (operand_walk).
+  const std::vector<int> op_walk = op_walks(chain.ops, chain.reductions);
   std::vector<int> reduction_walk;
-  int walks = walk_of(chain, op_walk, chain.value) + 1;
+  int walks = operand_walk(chain.reductions, op_walk, chain.value) + 1;
   for (const KernelReduction& r : chain.reductions) {
-    reduction_walk.push_back(walk_of(chain, op_walk, r.operand));
+    reduction_walk.push_back(operand_walk(chain.reductions, op_walk, r.operand));
     walks = std::max(walks, reduction_walk.back() + 1);
   }
   const int value_walk = walks - 1;  // the value is stored by the last walk (it reads what the others fold)
@@ -88,7 +56,9 @@ std::string attention_row_code(const KernelSpec& spec, const Stage& rows) {
     }
     passes << "    " << join_call(lane, call) << "\n";
     for (std::size_t j = 0; j < folded.size(); ++j)
-      passes << "    acc" << folded[j] << " = " << fold(chain.reductions[folded[j]].combine, "acc" + std::to_string(folded[j]), "y" + std::to_string(j)) << ";\n";
+      passes << "    acc" << folded[j] << " = "
+             << combine_expression(chain.reductions[folded[j]].combine, "acc" + std::to_string(folded[j]), "y" + std::to_string(j))
+             << ";\n";
     if (w == value_walk) passes << "    vkf_row_value(r, j, y" << folded.size() << ");\n";
     passes << "  }\n";
     for (std::size_t r : folded) {

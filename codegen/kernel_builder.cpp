@@ -224,30 +224,16 @@ struct RowWalks {
   std::vector<int> output;     // the walk that stores each pre-stage output (-1: a post-stage output)
 };
 
-// The walk in which `operand` exists: inputs in every walk, an op in the walk of its latest operand, a
-// reduced value in the walk after the one that folds it.
-int operand_walk(const KernelSpec& spec, const std::vector<int>& op_walk, const KernelOperand& operand) {
-  switch (operand.source) {
-    case KernelOperand::Source::kOp: return op_walk[static_cast<std::size_t>(operand.index)];
-    case KernelOperand::Source::kReduced:
-      return operand_walk(spec, op_walk, spec.reductions[static_cast<std::size_t>(operand.index)].operand) + 1;
-    case KernelOperand::Source::kInput: break;
-  }
-  return 0;
-}
-
 RowWalks row_walks(const KernelSpec& spec) {
   RowWalks walks;
   // Ops are in evaluation order: an op's operands, and the operands of the reductions it reads, come first.
-  std::vector<int> op_walk(spec.ops.size(), 0);
-  for (std::size_t j = 0; j < spec.ops.size(); ++j)
-    for (const KernelOperand& arg : spec.ops[j].args) op_walk[j] = std::max(op_walk[j], operand_walk(spec, op_walk, arg));
+  const std::vector<int> op_walk = op_walks(spec.ops, spec.reductions);
   for (const KernelReduction& r : spec.reductions) {
-    walks.reduction.push_back(operand_walk(spec, op_walk, r.operand));
+    walks.reduction.push_back(operand_walk(spec.reductions, op_walk, r.operand));
     walks.count = std::max(walks.count, walks.reduction.back() + 1);
   }
   for (const KernelOutput& output : spec.outputs) {
-    walks.output.push_back(output.pre_stage ? operand_walk(spec, op_walk, output.value) : -1);
+    walks.output.push_back(output.pre_stage ? operand_walk(spec.reductions, op_walk, output.value) : -1);
     walks.count = std::max(walks.count, walks.output.back() + 1);
   }
   return walks;

@@ -1,5 +1,7 @@
 #include "codegen/kernel_stage.h"
 
+#include <algorithm>
+
 namespace vkfuse {
 namespace {
 
@@ -114,6 +116,35 @@ std::string combine_identity(KernelCombine combine) {
     case KernelCombine::kProd: return "1.0";
   }
   return "0.0";
+}
+
+std::string combine_expression(KernelCombine combine, const std::string& acc, const std::string& v) {
+  switch (combine) {
+    case KernelCombine::kMax: return "max(" + acc + ", " + v + ")";
+    case KernelCombine::kMin: return "min(" + acc + ", " + v + ")";
+    case KernelCombine::kProd: return acc + " * " + v;
+    case KernelCombine::kSum: break;
+  }
+  return acc + " + " + v;
+}
+
+int operand_walk(const std::vector<KernelReduction>& reductions, const std::vector<int>& op_walk,
+                 const KernelOperand& operand) {
+  const auto index = static_cast<std::size_t>(operand.index);
+  switch (operand.source) {
+    case KernelOperand::Source::kOp: return op_walk[index];
+    case KernelOperand::Source::kReduced:
+      return index < reductions.size() ? operand_walk(reductions, op_walk, reductions[index].operand) + 1 : 0;
+    case KernelOperand::Source::kInput: break;
+  }
+  return 0;
+}
+
+std::vector<int> op_walks(const std::vector<KernelOp>& ops, const std::vector<KernelReduction>& reductions) {
+  std::vector<int> op_walk(ops.size(), 0);
+  for (std::size_t j = 0; j < ops.size(); ++j)
+    for (const KernelOperand& arg : ops[j].args) op_walk[j] = std::max(op_walk[j], operand_walk(reductions, op_walk, arg));
+  return op_walk;
 }
 
 std::string join_call(const std::string& name, const std::vector<std::string>& args) {

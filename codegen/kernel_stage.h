@@ -160,6 +160,17 @@ std::string join_call(const std::string& name, const std::vector<std::string>& a
 // expression (the reduce root and the vector root fold with them).
 const char* subgroup_combine_name(KernelCombine combine);
 std::string combine_identity(KernelCombine combine);
+// GLSL: `acc` folded with `v` by `combine` ("max(acc, v)", "acc + v", ...).
+std::string combine_expression(KernelCombine combine, const std::string& acc, const std::string& v);
+
+// Walks over a row (the reduce root's, an attention root's row chain): the walk in which `operand`
+// exists, given each op's walk (`op_walk`, of the ops before it): inputs in every walk, an op in the
+// walk of its latest operand, reduction r's value in the walk after the one that folds it; a kReduced
+// index past `reductions` is a value every walk holds (the row chain's product element).
+int operand_walk(const std::vector<KernelReduction>& reductions, const std::vector<int>& op_walk,
+                 const KernelOperand& operand);
+// Each op's walk, in evaluation order.
+std::vector<int> op_walks(const std::vector<KernelOp>& ops, const std::vector<KernelReduction>& reductions);
 
 // A kernel root's pre-fused argument: its chain's stage and, where the chain starts from a producer's
 // element (KernelLoad::element), the element's inputs (prefix "e"), which bind first.

@@ -7,22 +7,12 @@ namespace {
 
 std::string uint_literal(std::int64_t v) { return std::to_string(v) + "u"; }
 
-// acc folded with v by a stage's combine (a product's is kSum: it folds with fma instead).
-std::string fold(const VectorStage& s, const std::string& v) {
-  switch (s.combine) {
-    case KernelCombine::kMax: return "max(acc, " + v + ")";
-    case KernelCombine::kMin: return "min(acc, " + v + ")";
-    case KernelCombine::kProd: return "acc * " + v;
-    default: return "acc + " + v;
-  }
-}
-
 // The statement that folds element e of row r of stage j into acc.
 std::string fold_element(const KernelSpec& spec, const Stage& pre, std::size_t j) {
   const VectorStage& s = spec.vector_stages[j];
   if (s.kind == VectorStage::Kind::kReduce)
     return "acc = " +
-           fold(s, glsl_load(spec.inputs[0].dtype,
+           combine_expression(s.combine, "acc", glsl_load(spec.inputs[0].dtype,
                              pre.buffer(0) + ".d[(n * " + uint_literal(s.rows) + " + r) * " + uint_literal(s.length) + " + e]")) +
            ";";
   const std::string previous =

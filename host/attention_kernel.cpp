@@ -51,28 +51,25 @@ Result<AttentionLayout> attention_layout(const GraphIR& graph, const FusionGroup
   std::vector<TensorInfo> infos;
   for (std::size_t k = 0; k < 2; ++k) {
     const ValueId v = first.inputs[k];
-    const NodeId source_of = graph.value(graph.view_base(v)).producer;
-    std::optional<ResolvedView> view;
-    if (std::find(group.scales.begin(), group.scales.end(), source_of) != group.scales.end()) {
-      const auto scale = operand_scale(graph, layout.first, k);
-      if (!scale || scale->scale != source_of) return fail("an operand scale it cannot read through");
-      view = scale->view;
+    auto scale = group_operand_scale(graph, group, layout.first, k);
+    if (!scale.ok()) return scale.status();
+    ResolvedView view;
+    if (scale->has_value()) {
+      view = (*scale)->view;
+      layout.scales.push_back(**scale);
     } else {
-      auto resolved = resolve_view(graph, v);
-      if (!resolved.ok()) return resolved.status();
-      view = *resolved;
+      VKFUSE_ASSIGN_OR_RETURN(view, resolve_view(graph, v));
     }
-    infos.push_back(view_info_of(graph, v, *view));
-    layout.operands.push_back(*view);
+    infos.push_back(view_info_of(graph, v, view));
+    layout.operands.push_back(view);
   }
   VKFUSE_ASSIGN_OR_RETURN(layout.qk, first.op->matrix_product(infos));
-  auto v_view = resolve_view(graph, second.inputs[1]);
-  if (!v_view.ok()) return v_view.status();
+  VKFUSE_ASSIGN_OR_RETURN(const ResolvedView v_view, resolve_view(graph, second.inputs[1]));
   const TensorInfo p_info{graph.value(second.inputs[0]).shape, graph.value(second.inputs[0]).dtype};
-  const TensorInfo v_info = view_info_of(graph, second.inputs[1], *v_view);
+  const TensorInfo v_info = view_info_of(graph, second.inputs[1], v_view);
   const std::vector<TensorInfo> second_infos{p_info, v_info};
   VKFUSE_ASSIGN_OR_RETURN(layout.pv, second.op->matrix_product(second_infos));
-  layout.operands.push_back(*v_view);
+  layout.operands.push_back(v_view);
   const MatrixProduct &qk = layout.qk, &pv = layout.pv;
   if (qk.batch != pv.batch || qk.m != pv.m || qk.n != pv.k)
     return fail("the second product does not read the first's rows as its left operand");
@@ -145,13 +142,11 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
   int reductions = 0;
   for (NodeId n : group.nodes) reductions += graph.node(n).op->kind == OpKind::kReduce ? 1 : 0;
   KernelOperand product{KernelOperand::Source::kReduced, reductions};
-  for (std::size_t k = 0; k < 2; ++k) {  // each operand scale on the product: x * s -> (a b) * s
-    const auto scale = operand_scale(graph, layout.first, k);
-    if (!scale || std::find(group.scales.begin(), group.scales.end(), scale->scale) == group.scales.end()) continue;
-    const Node& node = graph.node(scale->scale);
+  for (const OperandScale& scale : layout.scales) {  // each operand scale on the product: x * s -> (a b) * s
+    const Node& node = graph.node(scale.scale);
     std::vector<KernelOperand> args;
     for (ValueId u : node.inputs) {
-      if (u == scale->source) {
+      if (u == scale.source) {
         args.push_back(product);
         continue;
       }

@@ -18,6 +18,7 @@ struct AttentionLayout {
   NodeId first = kNoNode, second = kNoNode;
   MatrixProduct qk, pv;
   std::vector<ResolvedView> operands;  // the first's A and B, the second's B, as stored
+  std::vector<OperandScale> scales;    // the group's operand scales on the first product, by operand
   std::int64_t rows_per_block = 0, keys_per_chunk = 0;
   std::uint32_t workgroup = 0;
 };

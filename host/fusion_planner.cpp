@@ -1068,12 +1068,13 @@ class Planner {
     return *product;
   }
 
-  // Whether kernel draft d holds its anchor and post chain only (nothing in its loads).
-  // (Not one whose post chain reads it through a view: a vector stage runs its chain in the anchor's order.)
+  // Whether kernel draft d holds its anchor, its operand scales and its post chain only (nothing
+  // computed in its loads). (Not one whose post chain reads it through a view: a vector stage runs its
+  // chain in the anchor's order.)
   bool anchor_and_post_only(const Draft& d) const {
     if (viewed_shape(d)) return false;
     for (NodeId q : d.nodes)
-      if (q != d.anchor && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
+      if (q != d.anchor && !d.scales.count(q) && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
     return true;
   }
 
@@ -1195,21 +1196,18 @@ class Planner {
 
   // Attention (roots/attention.glsl): a kernel draft whose anchor is a batched product
   // (OpDef::matrix_product) with its operand scales and post chain, a reduce draft over the last axis of
-  // that draft's result (rows of at most kAttentionMaxRow, walked in passes: a Softmax), and a kernel
+  // that draft's result (rows walked in passes: a Softmax), and a kernel
   // draft whose product reads the reduce draft's result as its left operand, each computing its
   // stored value for the next alone, merge into one group: a workgroup keeps a block of rows of the
   // first product in shared memory, runs them through the row chain and multiplies them by the
   // second's right operand. Neither the scores nor the chain's values reach memory, and two dispatches
-  // and barriers go. Needs subgroup arithmetic (each row is walked by one subgroup).
+  // and barriers go. Needs subgroup arithmetic (each row is walked by one subgroup); a block of rows
+  // must fit shared memory (attention_fits).
   //   (tests/unit "attention: a product, the Softmax of its rows and the product that reads it are one dispatch")
-  static constexpr std::int64_t kAttentionMaxRow = 1024;
 
-  // Whether draft d is an anchor (a batched product) with only its operand scales and post chain.
+  // Whether draft d is a batched product with only its operand scales and post chain.
   bool product_draft(const Draft& d) const {
-    if (!d.alive || d.root != GroupRoot::kKernel || viewed_shape(d) || !graph_.node(d.anchor).op->matrix_product) return false;
-    for (NodeId q : d.nodes)
-      if (q != d.anchor && !d.scales.count(q) && phase_[static_cast<std::size_t>(q)] != Phase::kPost) return false;
-    return true;
+    return d.alive && d.root == GroupRoot::kKernel && graph_.node(d.anchor).op->matrix_product && anchor_and_post_only(d);
   }
 
   void merge_attention_chains() {
@@ -1224,7 +1222,7 @@ class Planner {
       Draft& chain = drafts_[static_cast<std::size_t>(g2)];
       const Shape& domain = chain.domain;
       if (!chain.alive || chain.root != GroupRoot::kReduce || !chain.keepdims || domain.size() < 2 ||
-          chain.axis != static_cast<int>(domain.size()) - 1 || domain.back() > kAttentionMaxRow ||
+          chain.axis != static_cast<int>(domain.size()) - 1 ||
           graph_.value(p).shape != domain || !computes_only_for(chain, p, second.anchor))
         continue;
       // The one value the chain reads from another group: the first product's result, of its shape.
@@ -1394,9 +1392,7 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
     for (std::size_t k = 0; k < graph.node(n).inputs.size(); ++k) {
       ValueId base = graph.view_base(graph.node(n).inputs[k]);
       // An operand scale's result is not stored: the anchor binds the scale's source (make_group_kernel).
-      const NodeId p = graph.value(base).producer;
-      if (std::find(group.scales.begin(), group.scales.end(), p) != group.scales.end())
-        if (const auto scale = operand_scale(graph, n, k)) base = scale->view.base;
+      if (auto scale = group_operand_scale(graph, group, n, k); scale.ok() && scale->has_value()) base = (*scale)->view.base;
       kernel_bases.insert(base);
     }
   }

@@ -81,6 +81,17 @@ std::optional<OperandScale> operand_scale(const GraphIR& graph, NodeId reader, s
   return std::nullopt;
 }
 
+Result<std::optional<OperandScale>> group_operand_scale(const GraphIR& graph, const FusionGroup& group, NodeId reader,
+                                                        std::size_t k) {
+  const Node& node = graph.node(reader);
+  const NodeId source_of = graph.value(graph.view_base(node.inputs[k])).producer;
+  if (std::find(group.scales.begin(), group.scales.end(), source_of) == group.scales.end()) return std::optional<OperandScale>{};
+  auto scale = operand_scale(graph, reader, k);
+  if (!scale || scale->scale != source_of)
+    return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' reads a view of a member");
+  return scale;
+}
+
 namespace {
 
 // Whether `view` is its stored base whole, in row-major order.
@@ -362,11 +373,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       const ValueId v = node.inputs[k];
       const Value& value = graph.value(v);
       infos.push_back(graph.input_info(n, v));
-      const NodeId source_of = graph.value(graph.view_base(v)).producer;
-      if (std::find(group.scales.begin(), group.scales.end(), source_of) != group.scales.end()) {  // its source, in place
-        const auto scale = operand_scale(graph, n, k);
-        if (!scale || scale->scale != source_of)
-          return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' reads a view of a member");
+      VKFUSE_ASSIGN_OR_RETURN(const std::optional<OperandScale> scale, group_operand_scale(graph, group, n, k));
+      if (scale) {  // its source, in place
         infos.back() = view_info_of(graph, v, scale->view);
         VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, scale->view));
         bind_anchor_input(std::move(input), scale->source);

@@ -68,5 +68,10 @@ struct OperandScale {
   ResolvedView view;
 };
 std::optional<OperandScale> operand_scale(const GraphIR& graph, NodeId reader, std::size_t k);
+// The operand scale `group` applies to input k of its kernel op `reader` (FusionGroup::scales holds
+// the scale that computes that input): none where it applies none there; an error where the group
+// holds the input's producer but reader cannot read through it.
+Result<std::optional<OperandScale>> group_operand_scale(const GraphIR& graph, const FusionGroup& group, NodeId reader,
+                                                        std::size_t k);
 
 }  // namespace vkfuse

@@ -168,11 +168,11 @@ void vkf_store_scalars(const vkf_frag_b acc[VKF_TM][VKF_TN / VKF_FN], uint g, ui
       y += VKF_IN2(channel);
 #endif
 #if defined(VKF_PLANE_SUMS)
-      vkf_plane_acc = 0.0;
+      vkf_plane_acc = 0.0;  // what this store adds to its plane
+#endif
       VKF_OUT0(out_col + channel * VKF_OHW, y);
+#if defined(VKF_PLANE_SUMS)
       row_sum[i] += vkf_plane_acc;
-#else
-      VKF_OUT0(out_col + channel * VKF_OHW, y);
 #endif
     }
   }
