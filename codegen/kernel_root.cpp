@@ -1,6 +1,6 @@
 #include "codegen/kernel_root.h"
 
-#include "codegen/attention_root.h"
+#include "codegen/row_chain.h"
 #include "codegen/glsl_types.h"
 #include "codegen/shader_library.h"
 
@@ -150,7 +150,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     out << "  return " << glsl_load(input.dtype, "vkf_b" + std::to_string(first + chunks - 1) + ".d[j]") << ";\n}\n";
     out << "#define VKF_IN" << k << "(i) vkf_in" << k << "_load(i)\n";
   }
-  if (rows) out << attention_row_code(spec, *rows);
+  if (rows) out << row_chain_code(spec, *rows);
   const KernelOperand anchor{KernelOperand::Source::kReduced, 0};
   const bool plain = spec.post_ops.empty() && spec.outputs.size() == 1 && !spec.outputs[0].plane_sum &&
                      spec.outputs[0].value.source == anchor.source && spec.outputs[0].value.index == 0;

@@ -17,8 +17,8 @@ namespace vkfuse {
 // evaluated at element i (`loads`, in argument order; a chain may start from a producer's element,
 // the element template's vkf_element(i)). VKF_OUT0(i, v) is a plain store, or, with post-fusion, a call
 // that runs the post stage on v (the anchor's value, `red0`) with the post inputs loaded at i and stores
-// every output there. An attention root's row chain (`rows`, its stage; null without) comes as
-// attention_row_code writes it. Fails where an element template is missing.
+// every output there. A row chain (`rows`, its stage; null without: the attention and element-rows roots)
+// comes as row_chain_code writes it. Fails where an element template is missing.
 Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<LoadStages>& loads,
                                      const Stage* rows, const Stage& post, int first_output_binding);
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "host/ops/kernel_support.h"
+#include "host/row_chain_builder.h"
 
 namespace vkfuse {
 namespace {
@@ -104,7 +105,8 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
   auto macro = [](const std::string& batch) { return "(" + batch + ")"; };
   spec.kernel_defines = {
       {"VKF_BATCH", glsl_uint(qk.batch)},        {"VKF_M", glsl_uint(qk.m)},
-      {"VKF_ROW_N", glsl_uint(qk.n)},            {"VKF_D", glsl_uint(qk.k)},
+      {"VKF_ROW_N", glsl_uint(qk.n)},            {"VKF_ROW_PITCH", glsl_uint(qk.n)},
+      {"VKF_D", glsl_uint(qk.k)},
       {"VKF_DV", glsl_uint(pv.n)},               {"VKF_BQ", glsl_uint(layout.rows_per_block)},
       {"VKF_Q_BLOCKS", glsl_uint(blocks)},       {"VKF_KC", glsl_uint(layout.keys_per_chunk)},
       {"VKF_A1_BATCH(b)", macro(qk.a_batch)},
@@ -125,23 +127,10 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
   }
 
   // The row chain: the first product's element, its scales and post chain, the reduce group's nodes.
-  RowChain chain;
-  chain.domain = graph.value(graph.node(layout.first).output).shape;
-  std::map<ValueId, KernelOperand> operand;
-  std::map<ValueId, int> chain_input;
-  std::vector<ValueId> chain_values;  // stored tensors the chain reads, in order of first use
-  auto input_of = [&](ValueId u) -> Result<KernelOperand> {
-    if (auto it = chain_input.find(u); it != chain_input.end()) return KernelOperand{KernelOperand::Source::kInput, it->second};
-    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, stage_input(graph, u));
-    if (!input.is_literal) chain_values.push_back(u);
-    chain.inputs.push_back(std::move(input));
-    chain_input[u] = static_cast<int>(chain.inputs.size() - 1);
-    return KernelOperand{KernelOperand::Source::kInput, chain_input[u]};
-  };
-  // Reductions are counted first: the product's element is kReduced R.
   int reductions = 0;
   for (NodeId n : group.nodes) reductions += graph.node(n).op->kind == OpKind::kReduce ? 1 : 0;
-  KernelOperand product{KernelOperand::Source::kReduced, reductions};
+  RowChainBuilder chain(graph, group.label, graph.value(graph.node(layout.first).output).shape, reductions);
+  KernelOperand product = chain.source();
   for (const OperandScale& scale : layout.scales) {  // each operand scale on the product: x * s -> (a b) * s
     const Node& node = graph.node(scale.scale);
     std::vector<KernelOperand> args;
@@ -150,14 +139,12 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
         args.push_back(product);
         continue;
       }
-      VKFUSE_ASSIGN_OR_RETURN(KernelOperand in, input_of(u));
+      VKFUSE_ASSIGN_OR_RETURN(KernelOperand in, chain.input(u));
       args.push_back(in);
     }
-    chain.ops.push_back(node_op(graph, node, std::move(args)));
-    product = {KernelOperand::Source::kOp, static_cast<int>(chain.ops.size() - 1)};
+    product = chain.add_op(node, std::move(args));
   }
-  operand[graph.node(layout.first).output] = product;
-  const ValueId left = second.inputs[0];
+  chain.hold(graph.node(layout.first).output, product);
   std::set<NodeId> post_nodes;  // the second product's post chain
   for (NodeId n : group.nodes) {
     const Node& node = graph.node(n);
@@ -167,32 +154,10 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
     for (ValueId u : node.inputs)
       after_second = after_second || u == second.output ||
                      std::any_of(post_nodes.begin(), post_nodes.end(), [&](NodeId q) { return graph.node(q).output == u; });
-    if (after_second) {
-      post_nodes.insert(n);
-      continue;
-    }
-    std::vector<KernelOperand> args;
-    for (ValueId u : node.inputs) {
-      if (auto it = operand.find(u); it != operand.end()) {
-        args.push_back(it->second);
-        continue;
-      }
-      if (graph.is_view(u) && operand.count(graph.view_base(u))) return fail("'" + node.name + "' reads a view of the chain");
-      VKFUSE_ASSIGN_OR_RETURN(KernelOperand in, input_of(u));
-      args.push_back(in);
-    }
-    if (node.op->kind == OpKind::kReduce) {
-      chain.reductions.push_back({args.at(0), to_kernel_combine(node.op->combine), node.op->combine == ReduceCombine::kMean});
-      operand[node.output] = {KernelOperand::Source::kReduced, static_cast<int>(chain.reductions.size() - 1)};
-      continue;
-    }
-    if (node.op->kind != OpKind::kElementwise) return fail("'" + node.name + "' in the row chain");
-    chain.ops.push_back(node_op(graph, node, std::move(args)));
-    operand[node.output] = {KernelOperand::Source::kOp, static_cast<int>(chain.ops.size() - 1)};
+    if (after_second) post_nodes.insert(n);
+    else VKFUSE_TRY(chain.add(n));
   }
-  if (static_cast<int>(chain.reductions.size()) != reductions || !operand.count(left)) return fail("a row chain without its value");
-  chain.value = operand.at(left);
-  spec.row_chain = std::move(chain);
+  VKFUSE_ASSIGN_OR_RETURN(spec.row_chain, chain.finish(second.inputs[0]));
 
   // The second product's post chain and the outputs (its result is the post stage's reduced value 0).
   std::map<ValueId, KernelOperand> post_operand{{second.output, {KernelOperand::Source::kReduced, 0}}};
@@ -234,7 +199,7 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
   std::set<ValueId> bound;
   auto bind = [&](ValueId v) { return bind_once(graph, v, group.label, device, bound, kernel); };
   for (ValueId v : bind_order) VKFUSE_TRY(bind(v));
-  for (ValueId v : chain_values) VKFUSE_TRY(bind(v));
+  for (ValueId v : chain.stored()) VKFUSE_TRY(bind(v));
   for (ValueId v : post_values) VKFUSE_TRY(bind(v));
   for (ValueId v : group.outputs) {
     VKFUSE_TRY(check_storage(graph, v, group.label, device));

@@ -8,6 +8,7 @@
 #include "host/attention_kernel.h"
 #include "host/concat_families.h"
 #include "host/copy_placement.h"
+#include "host/element_rows_kernel.h"
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
 #include "host/shape_inference.h"
@@ -54,6 +55,7 @@ class Planner {
     if (mode == FusionMode::kFused) {
       merge_vector_chains();
       merge_attention_chains();
+      merge_element_rows();
     }
     return finish();
   }
@@ -1276,6 +1278,81 @@ class Planner {
     std::sort(probe.nodes.begin(), probe.nodes.end());
     probe.scales.assign(first.scales.begin(), first.scales.end());
     return attention_layout(graph_, probe, device_).ok();
+  }
+
+  // Element rows (roots/element_rows.glsl): a kernel draft whose anchor's elements can be computed alone
+  // (OpDef::element: a depthwise Conv), with elementwise ops at most, and a reduce draft over the last
+  // axis of a view of its result (rows walked in passes: a LayerNormalization), which stores one value
+  // of its domain, merge
+  // into one group: a workgroup computes a block of the view's rows into shared memory and walks them
+  // through the chain. The op's result never reaches memory, and a dispatch and a barrier go. Needs
+  // subgroup arithmetic (each row is walked by one subgroup); a block of rows must fit shared memory
+  // (element_rows_layout).
+  //   x ─ Conv(depthwise) ─ Transpose(0, 2, 3, 1) ─ LayerNormalization ─ y   => one group (convnext_tiny's
+  //   blocks: the channels of each position are a row)
+  //   (tests/unit "element rows: a depthwise Conv and the LayerNormalization of its channels-last view are one dispatch")
+  void merge_element_rows() {
+    if (!device_.subgroup_arithmetic) return;
+    for (int g2 = 0; g2 < static_cast<int>(drafts_.size()); ++g2) {
+      Draft& chain = drafts_[static_cast<std::size_t>(g2)];
+      const Shape& domain = chain.domain;
+      if (!chain.alive || chain.root != GroupRoot::kReduce || !chain.keepdims || domain.size() < 2 ||
+          chain.axis != static_cast<int>(domain.size()) - 1)
+        continue;
+      // The one value the chain stores (of its domain) and the one it reads from another group.
+      std::set<ValueId> computed, stored, sources;
+      for (NodeId q : chain.nodes) computed.insert(graph_.node(q).output);
+      for (NodeId q : chain.nodes) {
+        if (!read_only_by(graph_.node(q).output, chain.nodes)) stored.insert(graph_.node(q).output);
+        for (ValueId u : graph_.node(q).inputs)
+          if (!computed.count(u) && producer_group(stored_value(u)) >= 0) sources.insert(u);
+      }
+      if (stored.size() != 1 || graph_.value(*stored.begin()).shape != domain || sources.size() != 1) continue;
+      const ValueId read = *sources.begin();
+      const int g1 = producer_group(stored_value(read));
+      if (g1 == g2 || graph_.value(read).shape != domain) continue;
+      Draft& first = drafts_[static_cast<std::size_t>(g1)];
+      if (!first.alive || first.root != GroupRoot::kKernel || !graph_.node(first.anchor).op->element) continue;
+      std::set<NodeId> nodes = first.nodes;
+      nodes.insert(chain.nodes.begin(), chain.nodes.end());
+      // The op's draft holds elementwise ops at most besides it (fp16: the Cast of its view to f32,
+      // which joins the chain), and stores nothing the merged group does not read.
+      bool joins = true;
+      for (NodeId q : first.nodes)
+        joins = joins && (q == first.anchor || graph_.node(q).op->kind == OpKind::kElementwise) &&
+                read_only_by(graph_.node(q).output, nodes);
+      if (!joins || !element_rows_fit(first, chain)) continue;
+      if (bindings_of(nodes) > device_.max_bindings) continue;
+      bool shared_elsewhere = false;  // the op or its ops also computed in another group (its loads)
+      for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
+        const Draft& other = drafts_[static_cast<std::size_t>(h)];
+        if (h == g1 || h == g2 || !other.alive) continue;
+        for (NodeId q : first.nodes) shared_elsewhere = shared_elsewhere || other.nodes.count(q);
+      }
+      std::set<int> cleared;
+      bool cycle = false;
+      for (int h : dependencies(nodes))
+        if (h != g1 && h != g2 && reaches(h, {g1, g2}, cleared)) cycle = true;
+      if (shared_elsewhere || cycle) continue;
+      chain.nodes = std::move(nodes);
+      chain.root = GroupRoot::kElementRows;
+      chain.anchor = first.anchor;
+      for (NodeId q : first.nodes) group_of_[static_cast<std::size_t>(q)] = g2;  // (the chain's copies keep their homes)
+      first.alive = false;
+      first.nodes.clear();
+    }
+  }
+
+  // Whether the element-rows root can take these drafts (element_rows_layout, host/element_rows_kernel.h).
+  bool element_rows_fit(const Draft& first, const Draft& chain) const {
+    FusionGroup probe;
+    probe.root = GroupRoot::kElementRows;
+    probe.anchor = first.anchor;
+    std::set<NodeId> nodes = first.nodes;
+    nodes.insert(chain.nodes.begin(), chain.nodes.end());
+    probe.nodes.assign(nodes.begin(), nodes.end());
+    probe.domain = chain.domain;
+    return element_rows_layout(graph_, probe, device_).ok();
   }
 
   Result<FusionPlan> finish() {

@@ -87,7 +87,9 @@ namespace vkfuse {
 
 // kVector: a chain of per-image stages (a reduction, products) in one workgroup per image. kAttention:
 // two batched products through a row chain (host/attention_kernel.cpp), `anchor` the second.
-enum class GroupRoot { kElementwise, kReduce, kKernel, kVector, kAttention };
+// kElementRows: a row chain over the result of an element op computed in the group
+// (host/element_rows_kernel.cpp), `anchor` that op, `domain` the chain's.
+enum class GroupRoot { kElementwise, kReduce, kKernel, kVector, kAttention, kElementRows };
 
 // An output a group stores as part of a larger value (a Concat written in place): its elements go to
 // `placement` in `into`, which the group binds instead.

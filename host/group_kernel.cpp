@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "host/attention_kernel.h"
+#include "host/element_rows_kernel.h"
 #include "host/shape_inference.h"
 #include "host/view_reorder.h"
 
@@ -173,6 +174,7 @@ Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
 Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   if (group.root == GroupRoot::kVector) return make_vector_kernel(graph, group, device);
   if (group.root == GroupRoot::kAttention) return make_attention_kernel(graph, group, device);
+  if (group.root == GroupRoot::kElementRows) return make_element_rows_kernel(graph, group, device);
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;
   spec.label = group.label;

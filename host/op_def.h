@@ -126,6 +126,9 @@ struct ElementLaunch {
   std::string root;                                          // "elements/conv2d_depthwise.glsl"
   std::vector<std::pair<std::string, std::string>> defines;  // {"VKF_E_KH", "3"}, ...
   float cost = 0.0f;
+  // > 0: the template also defines vkf_element_run(i, v), VKF_E_RUN neighbouring outputs at once (i a
+  // multiple of VKF_E_RUN, which divides this: the outputs of one row, which a run does not leave).
+  std::int64_t run_row = 0;
 };
 using ElementLauncher = Result<ElementLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                    const OpAttrs& attrs);

@@ -14,6 +14,7 @@ const char* root_name(GroupRoot root) {
     case GroupRoot::kKernel: return "kernel";
     case GroupRoot::kVector: return "vector";
     case GroupRoot::kAttention: return "attention";
+    case GroupRoot::kElementRows: return "element rows";
   }
   return "unknown";
 }

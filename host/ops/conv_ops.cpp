@@ -460,6 +460,7 @@ Result<ElementLaunch> conv_element(std::span<const TensorInfo> in, const TensorI
   element.root = "elements/conv2d_depthwise.glsl";
   for (auto [name, value] : conv_defines(s)) element.defines.emplace_back("VKF_E_" + name.substr(4), std::move(value));
   element.cost = static_cast<float>(s.axes[0].kernel * s.axes[1].kernel);
+  element.run_row = s.ow;
   return element;
 }
 

@@ -15,11 +15,11 @@
 // S and the chain's values never leave shared memory. Accumulation is in fp32.
 //
 // Defines (host/attention_kernel.cpp): VKF_BATCH, VKF_M (rows of S per batch), VKF_ROW_N (columns of S:
-// the second product's K), VKF_D (the first product's K), VKF_DV (columns of Y), VKF_BQ (a multiple of
-// 4), VKF_Q_BLOCKS (ceil(M / BQ)), VKF_KC; operand addressing as OpDef::matrix_product gives it: element
-// (m, d) of A1 at VKF_A1_BATCH(b) + m * VKF_A1_SM + d * VKF_A1_SK (input 0), (d, n) of B1 at
-// VKF_B1_BATCH(b) + d * VKF_B1_SK + n * VKF_B1_SN (input 1), (n, c) of B2 at VKF_B2_BATCH(b) + n *
-// VKF_B2_SK + c * VKF_B2_SN (input 2).
+// the second product's K), VKF_ROW_PITCH (= VKF_ROW_N: vkf_s's row stride), VKF_D (the first product's
+// K), VKF_DV (columns of Y), VKF_BQ (a multiple of 4), VKF_Q_BLOCKS (ceil(M / BQ)), VKF_KC; operand
+// addressing as OpDef::matrix_product gives it: element (m, d) of A1 at VKF_A1_BATCH(b) + m * VKF_A1_SM
+// + d * VKF_A1_SK (input 0), (d, n) of B1 at VKF_B1_BATCH(b) + d * VKF_B1_SK + n * VKF_B1_SN (input 1),
+// (n, c) of B2 at VKF_B2_BATCH(b) + n * VKF_B2_SK + c * VKF_B2_SN (input 2).
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
@@ -78,7 +78,7 @@ void main() {
         vec4 acc = vec4(0.0);
         for (uint d = 0u; d < VKF_D; ++d) acc = fma(vkf_q4[d * kGroups + g], vec4(vkf_chunk[key * kKeyRow + d]), acc);
         if (c0 + key < VKF_ROW_N)
-          [[unroll]] for (uint q = 0u; q < 4u; ++q) vkf_s[(4u * g + q) * VKF_ROW_N + c0 + key] = acc[q];
+          [[unroll]] for (uint q = 0u; q < 4u; ++q) vkf_s[(4u * g + q) * VKF_ROW_PITCH + c0 + key] = acc[q];
       }
     }
     barrier();

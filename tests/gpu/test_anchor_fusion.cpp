@@ -994,4 +994,32 @@ TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, an
   }
 }
 
+// Element rows (tests/unit "element rows: a depthwise Conv and the LayerNormalization of its
+// channels-last view are one dispatch"): the Conv's elements computed into blocks of rows in shared
+// memory and walked through the LayerNormalization, one dispatch: one element at a time (47 positions
+// a row, odd channels, blocks of 16 rows), runs of 2 (a 5x5 window over rows of 26) and runs of 4 (two
+// images, stride 2 to rows of 20, blocks of 8 rows in larger workgroups). Fused vs unfused vs the CPU
+// reference, f32 and f16.
+TEST_CASE("element rows: a depthwise Conv and the LayerNormalization of its channels-last view run as one dispatch") {
+  auto block = [](Shape x, std::int64_t k, std::vector<Attr> window) {
+    return [=](GraphBuilder& b, const InputMaker& input) {
+      const std::int64_t c = x[1];
+      std::vector<Attr> attrs = window;
+      attrs.push_back({"group", static_cast<float>(c)});
+      const Tensor conv = b.op("Conv", {input("x", x), input("dw", {c, 1, k, k}), input("db", {c})}, attrs);
+      const Tensor t = b.op("Transpose", {conv}, {{"perm", Ints{0, 2, 3, 1}}});
+      b.output(b.op("LayerNormalization", {t, input("g", {c}), input("beta", {c})}, {{"axis", -1.0f}}), "y");
+    };
+  };
+  SUBCASE("13 channels, 48 x 47 positions: one element at a time") {
+    check_f32_f16(block({1, 13, 48, 47}, 3, {{"pads", Ints{1, 1, 1, 1}}}), 1, 2000);
+  }
+  SUBCASE("a 5x5 window over rows of 26: runs of 2") {
+    check_f32_f16(block({1, 5, 30, 26}, 5, {{"pads", Ints{2, 2, 2, 2}}}), 1, 2001);
+  }
+  SUBCASE("2 images of 7 channels, stride 2 to rows of 20: runs of 4") {
+    check_f32_f16(block({2, 7, 40, 40}, 3, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), 1, 2002);
+  }
+}
+
 }  // namespace vkfuse::testing

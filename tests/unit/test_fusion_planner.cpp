@@ -1256,4 +1256,30 @@ TEST_CASE("attention: a product, the Softmax of its rows and the product that re
   CHECK(plan(attention(45, 16, false), FusionMode::kUnfused, device).groups.size() == 9);
 }
 
+TEST_CASE("element rows: a depthwise Conv and the LayerNormalization of its channels-last view are one dispatch") {
+  //   x ─ Conv(depthwise) ─ Transpose(0, 2, 3, 1) ─ LayerNormalization ─ y   => [Conv -> ReduceMean -> ... -> Add]
+  DevicePlan device;
+  device.subgroup_arithmetic = true;
+  auto block = [](std::int64_t hw, bool conv_read_elsewhere) {
+    GraphBuilder b;
+    const Tensor conv = b.op("Conv", {b.input("x", {1, 13, hw, hw}), b.input("dw", {13, 1, 3, 3}), b.input("db", {13})},
+                             {{"group", 13.0f}, {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
+    const Tensor t = b.op("Transpose", {conv}, {{"perm", std::vector<std::int64_t>{0, 2, 3, 1}}});
+    b.output(b.op("LayerNormalization", {t, b.input("g", {13}), b.input("beta", {13})}, {{"axis", -1.0f}}), "y");
+    if (conv_read_elsewhere) b.output(b.op("Relu", {conv}), "r");
+    return build_graph(b);
+  };
+  const FusionPlan p = plan(block(24, false), FusionMode::kFused, device);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(p.groups[0].root == GroupRoot::kElementRows);
+  CHECK(p.groups[0].label == "Conv -> ReduceMean -> Sub -> Mul -> ReduceMean -> Add -> Sqrt -> Div -> Mul -> Add");
+  CHECK(p.groups[0].outputs.size() == 1);
+  // Apart: without subgroup arithmetic; where the Conv's result is read elsewhere too; too few rows to
+  // fill the GPU (8 x 8 positions: 8 blocks); unfused.
+  CHECK(plan(block(24, false)).groups.size() == 2);
+  CHECK(labels_of(plan(block(24, true), FusionMode::kFused, device)).find("Conv -> ReduceMean") == std::string::npos);
+  CHECK(plan(block(8, false), FusionMode::kFused, device).groups.size() == 2);
+  CHECK(plan(block(24, false), FusionMode::kUnfused, device).groups.size() > 2);
+}
+
 }  // namespace vkfuse

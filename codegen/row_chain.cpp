@@ -1,4 +1,4 @@
-#include "codegen/attention_root.h"
+#include "codegen/row_chain.h"
 
 #include <algorithm>
 #include <sstream>
@@ -6,7 +6,7 @@
 
 namespace vkfuse {
 
-std::string attention_row_code(const KernelSpec& spec, const Stage& rows) {
+std::string row_chain_code(const KernelSpec& spec, const Stage& rows) {
   const RowChain& chain = *spec.row_chain;
   const std::size_t reductions = chain.reductions.size();
   // kReduced `reductions` (the product's element) is held in every walk (operand_walk).
@@ -26,8 +26,8 @@ std::string attention_row_code(const KernelSpec& spec, const Stage& rows) {
   const double inverse_length = 1.0 / static_cast<double>(chain.domain.back());
 
   std::ostringstream out;
-  out << "shared float vkf_s[VKF_BQ * VKF_ROW_N];  // a query block's scores\n"
-      << "void vkf_row_value(uint r, uint n, float v);  // the root keeps the chain's value of row r, key n\n";
+  out << "shared float vkf_s[VKF_BQ * VKF_ROW_PITCH];  // the block's rows\n"
+      << "void vkf_row_value(uint r, uint n, float v);  // the root keeps the chain's value of row r, element n\n";
   std::ostringstream passes;
   passes << "void vkf_row_passes(uint row, uint r) {\n";
   for (std::size_t r = 0; r < reductions; ++r) passes << "  float red" << r << " = 0.0;\n";
@@ -45,7 +45,7 @@ std::string attention_row_code(const KernelSpec& spec, const Stage& rows) {
     for (std::size_t r : folded) passes << "  float acc" << r << " = " << combine_identity(chain.reductions[r].combine) << ";\n";
     passes << "  for (uint j = gl_SubgroupInvocationID; j < VKF_ROW_N; j += gl_SubgroupSize) {\n"
            << "    const uint i = row * VKF_ROW_N + j;\n"
-           << "    const float red" << reductions << " = vkf_s[r * VKF_ROW_N + j];\n";
+           << "    const float red" << reductions << " = vkf_s[r * VKF_ROW_PITCH + j];\n";
     std::istringstream loads(rows.scalar_loads("i"));
     for (std::string line; std::getline(loads, line);) passes << "    " << line << "\n";
     std::vector<std::string> call = args;
