@@ -44,6 +44,7 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   std::vector<TensorInfo> infos;
   for (ValueId u : element.inputs) {
     if (!is_contiguous_value(graph, u)) return fail("'" + element.name + "' reads a strided view");
+    if (graph.value(u).bytes() > device.max_binding_bytes) return fail("an input is larger than one binding");
     infos.push_back({graph.value(u).shape, graph.value(u).dtype});
   }
   const ValueId result = element.output;
@@ -62,6 +63,14 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
     }
   }
   if (!found) return fail("the chain does not read the element op's result");
+  // Any other view of a value the group computes (a post op's, between the op and the view) would be
+  // read as stored: the chain reads the op's result through `read` alone.
+  std::set<ValueId> computed;
+  for (NodeId n : group.nodes) computed.insert(graph.node(n).output);
+  for (NodeId n : group.nodes)
+    for (ValueId u : graph.node(n).inputs)
+      if (graph.is_view(u) && u != layout.read && computed.count(graph.view_base(u)))
+        return fail("the chain reads a computed value through another view");
   VKFUSE_ASSIGN_OR_RETURN(layout.view, resolve_view(graph, layout.read));
   if (layout.view.base != result) return fail("the chain reads another tensor's view");
   const Shape& domain = group.domain;
@@ -90,7 +99,7 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   const std::size_t rank = view.shape.size();
   layout.run = 1;
   for (std::int64_t run : {4, 2}) {
-    bool aligned = layout.launch.run_row % run == 0 && layout.rows_per_block % run == 0 && view.strides[rank - 2] == 1 &&
+    bool aligned = layout.launch.run_row > 0 && layout.launch.run_row % run == 0 && layout.rows_per_block % run == 0 && view.strides[rank - 2] == 1 &&
                    view.shape[rank - 2] % run == 0 && view.offset % run == 0;
     for (std::size_t d = 0; d < rank; ++d) aligned = aligned && (d == rank - 2 || view.strides[d] % run == 0);
     if (!aligned) continue;

@@ -1323,11 +1323,17 @@ class Planner {
                 read_only_by(graph_.node(q).output, nodes);
       if (!joins || !element_rows_fit(first, chain)) continue;
       if (bindings_of(nodes) > device_.max_bindings) continue;
-      bool shared_elsewhere = false;  // the op or its ops also computed in another group (its loads)
+      // A member also computed in another group (recomputed in its loads or chain): merged, its
+      // values would no longer be stored for it. (The chain's own copies of cheap inputs, whose homes
+      // are other groups, stay copies.)
+      bool shared_elsewhere = false;
       for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
         const Draft& other = drafts_[static_cast<std::size_t>(h)];
         if (h == g1 || h == g2 || !other.alive) continue;
-        for (NodeId q : first.nodes) shared_elsewhere = shared_elsewhere || other.nodes.count(q);
+        for (NodeId q : nodes) {
+          const int home = group_of_[static_cast<std::size_t>(q)];
+          shared_elsewhere = shared_elsewhere || ((home == g1 || home == g2) && other.nodes.count(q));
+        }
       }
       std::set<int> cleared;
       bool cycle = false;

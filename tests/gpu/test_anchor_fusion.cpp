@@ -1020,6 +1020,38 @@ TEST_CASE("element rows: a depthwise Conv and the LayerNormalization of its chan
   SUBCASE("2 images of 7 channels, stride 2 to rows of 20: runs of 4") {
     check_f32_f16(block({2, 7, 40, 40}, 3, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), 1, 2002);
   }
+  SUBCASE("a MaxPool's elements (no runs)") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor pool = b.op("MaxPool", {input("x", {1, 9, 32, 32})},
+                               {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}});
+      const Tensor t = b.op("Transpose", {pool}, {{"perm", Ints{0, 2, 3, 1}}});
+      b.output(b.op("LayerNormalization", {t, input("g", {9}), input("beta", {9})}, {{"axis", -1.0f}}), "y");
+    }, 1, 2003);
+  }
+}
+
+// Graphs near element rows that must plan and run as before: the LayerNormalization's values also
+// recomputed by another reader's group; a Relu between the Conv and a view whose shape is the Conv's
+// (square planes, Transpose(0, 1, 3, 2)). Fused vs unfused vs the CPU reference, f32 and f16.
+TEST_CASE("element rows: graphs that keep the Conv and the chain apart still run and match") {
+  SUBCASE("the chain's values read by a pooling of another group") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor conv = b.op("Conv", {input("x", {1, 6, 24, 24}), input("dw", {6, 1, 3, 3})},
+                               {{"group", 6.0f}, {"pads", Ints{1, 1, 1, 1}}});
+      const Tensor t = b.op("Transpose", {conv}, {{"perm", Ints{0, 2, 3, 1}}});
+      const Tensor y = b.op("LayerNormalization", {t, input("g", {6}), input("beta", {6})}, {{"axis", -1.0f}});
+      b.output(y, "y");
+      b.output(b.op("ReduceMean", {y}, {{"axes", Ints{1, 2}}, {"keepdims", 1.0f}}), "pooled");
+    }, 2, 2004);
+  }
+  SUBCASE("a Relu between the Conv and a view of the Conv's shape") {
+    check_f32_f16([](GraphBuilder& b, const InputMaker& input) {
+      const Tensor conv = b.op("Conv", {input("x", {1, 24, 24, 24}), input("dw", {24, 1, 3, 3})},
+                               {{"group", 24.0f}, {"pads", Ints{1, 1, 1, 1}}});
+      const Tensor t = b.op("Transpose", {b.op("Relu", {conv})}, {{"perm", Ints{0, 1, 3, 2}}});
+      b.output(b.op("LayerNormalization", {t, input("g", {24}), input("beta", {24})}, {{"axis", -1.0f}}), "y");
+    }, 2, 2005);
+  }
 }
 
 }  // namespace vkfuse::testing
