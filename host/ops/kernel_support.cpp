@@ -59,9 +59,9 @@ namespace {
 // 35.5 (288 workgroups: 73% of 3 rounds), 1576x3072x768 30.5 (64x64) / 26.5 (156: 59%). 256x128 16x8
 // ran at 43.0 at 4096 (A's 16 rows per invocation read as four vec4s of shared memory each k), and
 // 128x256 8 deep (where 16 does not fit) at 33.7: only 16-deep slices of it take part.
-constexpr GemmTile kTiles[] = {{128, 256, 0, 8, 16, 1},  {128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 32, 0, 4, 4, 1},
-                               {64, 64, 0, 8, 8, 2},     {32, 32, 0, 4, 4, 2},    {32, 32, 0, 4, 4, 1, 4},
-                               {32, 32, 0, 4, 4, 1, 8},  {32, 32, 0, 4, 4, 1, 16}};
+constexpr GemmTile kTiles[] = {{128, 256, 0, 8, 16, 1},  {128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 64, 0, 4, 8, 1},
+                               {32, 32, 0, 4, 4, 1},     {64, 64, 0, 8, 8, 2},    {32, 32, 0, 4, 4, 2},    {32, 64, 0, 4, 8, 1, 2},
+                               {32, 32, 0, 4, 4, 1, 4},  {32, 32, 0, 4, 4, 1, 8}, {32, 32, 0, 4, 4, 1, 16}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
 // Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
@@ -76,6 +76,22 @@ constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 // for 32x32 4x4 (0.0353 -> 0.0365, 0.0154 -> 0.0189, 0.0150 -> 0.0186 ms); 128x128 at 1024^2 (64
 // workgroups) ran at 0.124.
 constexpr double kFillWholeK = 16384.0;
+
+// 4x8 blocks (32 accumulators, 32x64 tiles of 64 invocations) fill it from 24K busy invocations, between
+// the two, and take part only in products of at most kWideBlockMaxRows rows (per batch) over K of at
+// least kWideBlockMinK: a batch-1 transformer's projections. H100, 2026-11-27, vkfuse_bench_gemm
+// --tiles, ms (32x64x16 4x8 / the same over 2 workgroups / the rule's choice before): vit_b_16's
+// 197x2304 over K 768 0.0305 / 0.0299 / 0.0353 (32x32x32 4x4 split 2; 14K / 28K busy), 197x3072 over
+// K 768 0.0471 / 0.0407 / 0.0484 (32x32 4x4; 19K / 38K); its 197x768 over K 768 or 3072 stay on 32x32
+// over 4 workgroups (0.0163 and 0.0505 against 0.0192 and 0.0620 for 32x64 over 2: 9.5K busy). Fused
+// vit_b_16 fp32 batch 1 2.379 -> 2.263 ms (unfused 3.595 -> 3.495). Taken for any rows, they also won
+// GEMMs alone (992x1024 over K 1024 0.0847 -> 0.0673, convnext_tiny's 784x768 over K 192 0.0142 ->
+// 0.0135, its batch-8 1568x384 over K 1536 0.0916 -> 0.0711), but fused convnext_tiny lost with them:
+// batch 1 1.0452 -> 1.0492 ms, batch 8 4.472 -> 4.619 (its products carry GELUs and residuals read and
+// stored through the channels-first view in their post chains). Over K 64 (vit_b_16's unfused Q K^T, 12 heads
+// of 197 x 197) unfused vit_b_16 ran 3.587 -> 3.688.
+constexpr double kFillWideBlock = 24576.0;
+constexpr std::int64_t kWideBlockMaxRows = 256, kWideBlockMinK = 128;
 
 // Split K across workgroups: at most this many per tile.
 constexpr std::uint32_t kMaxSplitGroups = 16;
@@ -182,7 +198,8 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 //   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
 //              loads per FMA the larger it is; split K divides it by the slices or workgroups).
 // Tiles whose busy invocations reach kFillInvocations (or kFillWholeK for 8x8 blocks without split K in
-// at least one workgroup per SM, and for 8x16 blocks whose rounds are filled) compete on reuse; when none
+// at least one workgroup per SM, and for 8x16 blocks whose rounds are filled; kFillWideBlock for 4x8
+// blocks) compete on reuse; when none
 // does, the most busy invocations win, ties to more reuse. 8x16 blocks take part only with their rounds
 // filled (wave_filled). Remaining ties go to less
 // padding, then to the larger tile (fewer loads per output: 128x128 over 64x64 8x8 on large squares),
@@ -190,7 +207,8 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 // kMinSplitSteps steps. H100 plan (48 KB): 2048^2, 4096^2, 8192^2 128x256x16 (one stage; 3072^2, 73% of its
 // rounds, 128x128x16); 1024^2 64x64x16 8x8 (16K
 // invocations, filled without split K); convnext_tiny's 3136 x 384 outputs over K 96 64x64x16; vit_b_16's 197 x 768
-// outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 3072 ones 32x32x16 (38K);
+// outputs (K 768 or 3072) 32x32x16 over 4 workgroups (38K busy), its 197 x 2304 and 197 x 3072 ones
+// 32x64x16 4x8 over 2 workgroups (28K, 38K);
 // convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM
 // blocking ..." pins these).
 GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
@@ -228,13 +246,14 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
       const GemmTile c = with_depth(shape, p, device);
       if (!tile_fits(c, device)) continue;
       if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
+      if (c.tm * c.tn == 32 && (p.m > kWideBlockMaxRows || p.k < kWideBlockMinK)) continue;
       if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups))) continue;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
       const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
       // A tile of one workgroup per SM got here with its rounds filled (wave_filled).
-      const bool filled = busy >= static_cast<double>(kFillInvocations) ||
+      const bool filled = busy >= static_cast<double>(kFillInvocations) || (c.tm * c.tn == 32 && busy >= kFillWideBlock) ||
                           (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= kFillWholeK &&
                            (workgroups >= kFillWorkgroups || c.tm * c.tn >= kOneBlockPerSm));
       const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,

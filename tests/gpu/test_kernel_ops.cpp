@@ -98,7 +98,7 @@ TEST_CASE("MatMul matches its CPU reference in f32 and f16") {
 
 TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   // Fill first (kernel_support.cpp choose_gemm_tiling): tiles whose invocations with real outputs reach
-  // 132 x 256 (8x8 blocks without split K: 2^14, in 132 workgroups or more) compete on outputs per invocation, else the most invocations win; split K (over slices of
+  // 132 x 256 (8x8 blocks without split K: 2^14, in 132 workgroups or more; 4x8 blocks, up to 256 rows: 24K) compete on outputs per invocation, else the most invocations win; split K (over slices of
   // a workgroup or over workgroups) where K gives each slice or workgroup two steps. 16-deep slices for the tiles of 64 invocations per slice where two stages fit;
   // the 128x128 tile 16 deep in one stage (on the H100 two stages cost it registers: tile_stages); the
   // 128x256 one (8x16 blocks) where its workgroups fill their rounds of 132.
@@ -128,13 +128,15 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
     CHECK(matmul_blocking({197, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 4 workgroups");
     CHECK(matmul_blocking({1, 7, 7, 3072}, {3072, 768}, plan) == "tiled 32x32x16 2 over 16 workgroups");  // convnext_tiny
     // The other few-tile products of vit_b_16 and convnext_tiny (bench/results/h100_2026-11-23_534e55b.md).
-    CHECK(matmul_blocking({197, 768}, {768, 2304}, plan) == "tiled 32x32x32 2 split 2");
+    // 4x8 blocks fill from 24K busy invocations (in products of up to 256 rows over K of 128 or more):
+    // 197 x 2304 and 197 x 3072 outputs over 2 workgroups.
+    CHECK(matmul_blocking({197, 768}, {768, 2304}, plan) == "tiled 32x64x16 2 over 2 workgroups");
     CHECK(matmul_blocking({49, 768}, {768, 3072}, plan) == "tiled 32x32x16 2 over 4 workgroups");
     CHECK(matmul_blocking({196, 1536}, {1536, 384}, plan) == "tiled 32x32x16 2 over 8 workgroups");
     CHECK(matmul_blocking({196, 384}, {384, 1536}, plan) == "tiled 32x32x32 2 split 2");
     CHECK(matmul_blocking({784, 768}, {768, 192}, plan) == "tiled 32x32x16 2 over 4 workgroups");
     CHECK(matmul_blocking({3136, 384}, {384, 96}, plan) == "tiled 32x32x32 2 split 2");
-    CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x32x16 2");
+    CHECK(matmul_blocking({197, 768}, {768, 3072}, plan) == "tiled 32x64x16 2 over 2 workgroups");
     CHECK(matmul_blocking({1, 777}, {777, 50}, plan) == "skinny 1x32");
     CHECK(matmul_blocking({3, 1, 3, 9}, {2, 9, 40}, plan) == "skinny 3x32");
     CHECK(matmul_blocking({2, 1, 37, 9}, {3, 9, 40}, plan) == "tiled 32x32x16 2");
