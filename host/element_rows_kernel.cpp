@@ -77,23 +77,22 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   if (domain.size() < 2 || graph.value(layout.read).shape != domain) return fail("the chain's rows are not the view's");
   layout.row_length = domain.back();
   layout.rows = shape_numel(domain) / layout.row_length;
-  // The largest block of 32, 16 or 8 rows that still gives the GPU a workgroup per SM, else 8 rows in
-  // larger workgroups (more of a block's elements in flight at once) where that gives at least half as
-  // many; fewer rows leave the GPU idle (or, in smaller blocks, gather uncoalesced), and the op and the
-  // chain run faster apart. H100, 2026-11-27, convnext_tiny fp32 batch 1, us per group (rows per block /
-  // workgroup), against the depthwise Conv and the LayerNormalization apart: 3136 rows of 96 15.8 (16 /
-  // 256) against 10.0 + 12.5; 784 of 192 12.8 (8 / 1024) against 7.5 + 7.3; 196 of 384 at best 15.3 (4 /
-  // 1024) against 6.6 + 5.5; 49 of 768 at best 27.5 (4 / 1024) against about 6 + 5.5.
+  // The largest block of 32, 16 or 8 rows that still gives at least half as many workgroups as the GPU
+  // has SMs, each invocation computing one run of a block (the workgroup sized to the block, up to 1024):
+  // fewer rows leave the GPU idle (or, in smaller blocks, gather uncoalesced), and the op and the chain
+  // run faster apart. H100, 2026-11-27, convnext_tiny fp32 batch 1, us per group (rows per block /
+  // workgroup), against the depthwise Conv and the LayerNormalization apart: 3136 rows of 96 12.8 (32 /
+  // 768: a run each), 14.8 (16 / 384), 15.8 (16 / 256) against 10.0 + 12.5; 784 of 192 12.6-13.6 (8 /
+  // 384 or 1024) against 7.5 + 7.3; 196 of 384 at best 15.3 (4 / 1024) against 6.6 + 5.5; 49 of 768 at
+  // best 27.5 (4 / 1024) against about 6 + 5.5.
   for (std::int64_t rows : {32, 16, 8}) {
-    if (rows * (layout.row_length + 1) * 4 > static_cast<std::int64_t>(device.shared_memory_bytes)) continue;
+    if (rows * (layout.row_length + 1) * 4 > static_cast<std::int64_t>(device.shared_memory_bytes) ||
+        div_up(layout.rows, rows) < kFillWorkgroups / 2)
+      continue;
     layout.rows_per_block = rows;
-    if (div_up(layout.rows, rows) >= kFillWorkgroups) break;
+    break;
   }
-  if (layout.rows_per_block == 0) return fail("8 rows do not fit shared memory");
-  const std::int64_t blocks = div_up(layout.rows, layout.rows_per_block);
-  if (blocks < kFillWorkgroups / 2) return fail("too few rows to fill the GPU");
-  const std::uint32_t most = std::min<std::uint32_t>(1024, device.max_workgroup_invocations);
-  layout.workgroup = blocks >= kFillWorkgroups ? std::min<std::uint32_t>(256, most) : most;
+  if (layout.rows_per_block == 0) return fail("too few rows to fill the GPU in blocks that fit shared memory");
   // Runs: neighbouring rows that are neighbouring elements of one row of the op's output.
   const StridedLayout& view = layout.view.layout;
   const std::size_t rank = view.shape.size();
@@ -106,6 +105,9 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
     layout.run = run;
     break;
   }
+  const std::int64_t runs = layout.rows_per_block / layout.run * layout.row_length;
+  const std::uint32_t most = std::min<std::uint32_t>(1024, device.max_workgroup_invocations);
+  layout.workgroup = static_cast<std::uint32_t>(std::min<std::int64_t>(most, div_up(runs, 32) * 32));
   return layout;
 }
 

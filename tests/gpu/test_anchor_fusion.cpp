@@ -997,8 +997,8 @@ TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, an
 // Element rows (tests/unit "element rows: a depthwise Conv and the LayerNormalization of its
 // channels-last view are one dispatch"): the Conv's elements computed into blocks of rows in shared
 // memory and walked through the LayerNormalization, one dispatch: one element at a time (47 positions
-// a row, odd channels, blocks of 16 rows), runs of 2 (a 5x5 window over rows of 26) and runs of 4 (two
-// images, stride 2 to rows of 20, blocks of 8 rows in larger workgroups). Fused vs unfused vs the CPU
+// a row, odd channels, blocks of 32 rows), runs of 2 (a 5x5 window over rows of 26) and runs of 4 (two
+// images, stride 2 to rows of 20, blocks of 8 rows), a MaxPool's elements. Fused vs unfused vs the CPU
 // reference, f32 and f16.
 TEST_CASE("element rows: a depthwise Conv and the LayerNormalization of its channels-last view run as one dispatch") {
   auto block = [](Shape x, std::int64_t k, std::vector<Attr> window) {
