@@ -98,8 +98,8 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   const std::size_t rank = view.shape.size();
   layout.run = 1;
   for (std::int64_t run : {4, 2}) {
-    bool aligned = layout.launch.run_row > 0 && layout.launch.run_row % run == 0 && layout.rows_per_block % run == 0 && view.strides[rank - 2] == 1 &&
-                   view.shape[rank - 2] % run == 0 && view.offset % run == 0;
+    bool aligned = layout.launch.run_row > 0 && layout.launch.run_row % run == 0 && layout.rows_per_block % run == 0 &&
+                   view.strides[rank - 2] == 1 && view.shape[rank - 2] % run == 0 && view.offset % run == 0;
     for (std::size_t d = 0; d < rank; ++d) aligned = aligned && (d == rank - 2 || view.strides[d] % run == 0);
     if (!aligned) continue;
     layout.run = run;
