@@ -144,11 +144,12 @@ struct VectorStage {
   KernelOperand value{KernelOperand::Source::kReduced, 0};
 };
 
-// The row chain of an attention root (roots/attention.glsl): each row of the first product's result
-// S (rows of `domain`'s last axis, held in shared memory) runs through `ops` over `inputs` (broadcast to
-// `domain`) and folds `reductions`, walking the row again where an op reads a reduction (as the reduce
-// root does); `value`, per element, is the second product's left operand. Operands: kInput and kOp as
-// in a stage; kReduced r is reduction r's value for the row, and kReduced reductions.size() is S's
+// The row chain of a root that holds rows in shared memory (roots/attention.glsl: the first product's
+// result S; roots/element_rows.glsl: the element op's result through a view): each row (of `domain`'s
+// last axis) runs through `ops` over `inputs` (broadcast to `domain`) and folds `reductions`, walking
+// the row again where an op reads a reduction (as the reduce root does); `value`, per element, is what
+// the root keeps (the second product's left operand) or stores. Operands: kInput and kOp as in a
+// stage; kReduced r is reduction r's value for the row, and kReduced reductions.size() is the held
 // element itself.
 struct RowChain {
   Shape domain;
@@ -186,8 +187,9 @@ struct KernelSpec {
   std::string kernel_element;  // KernelLaunch::element: placed before the root, over the root's inputs
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
   std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
-  // Attention root only: the chain between its two products (inputs 0 and 1 the first's operands,
-  // input 2 the second's right operand; the chain's value its left). Needs subgroup arithmetic.
+  // Attention and element-rows roots: the chain over their rows (attention: between its two products,
+  // inputs 0 and 1 the first's operands, input 2 the second's right operand, the chain's value its
+  // left; element rows: over the element's result, the value stored). Needs subgroup arithmetic.
   std::optional<RowChain> row_chain;
   // Split K across workgroups (KernelLaunch says how): two more bindings after the outputs, the
   // counters (uint) and the partial sums (vec4), both coherent.

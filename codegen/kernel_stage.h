@@ -163,7 +163,7 @@ std::string combine_identity(KernelCombine combine);
 // GLSL: `acc` folded with `v` by `combine` ("max(acc, v)", "acc + v", ...).
 std::string combine_expression(KernelCombine combine, const std::string& acc, const std::string& v);
 
-// Walks over a row (the reduce root's, an attention root's row chain): the walk in which `operand`
+// Walks over a row (the reduce root's, a row chain's): the walk in which `operand`
 // exists, given each op's walk (`op_walk`, of the ops before it): inputs in every walk, an op in the
 // walk of its latest operand, reduction r's value in the walk after the one that folds it; a kReduced
 // index past `reductions` is a value every walk holds (the row chain's product element).
