@@ -77,8 +77,9 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   if (domain.size() < 2 || graph.value(layout.read).shape != domain) return fail("the chain's rows are not the view's");
   layout.row_length = domain.back();
   layout.rows = shape_numel(domain) / layout.row_length;
-  // The largest block of 32, 16 or 8 rows that still gives at least half as many workgroups as the GPU
-  // has SMs, each invocation computing one run of a block (the workgroup sized to the block, up to 1024):
+  // The largest block of 32, 16 or 8 rows that still gives kFillWorkgroups / 2 workgroups (half the
+  // H100's SMs), each invocation computing one run of a block (the workgroup sized to the block, in whole
+  // subgroups, up to 1024):
   // fewer rows leave the GPU idle (or, in smaller blocks, gather uncoalesced), and the op and the chain
   // run faster apart. H100, 2026-11-27, convnext_tiny fp32 batch 1, us per group (rows per block /
   // workgroup), against the depthwise Conv and the LayerNormalization apart: 3136 rows of 96 12.8 (32 /
@@ -105,9 +106,11 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
     layout.run = run;
     break;
   }
+  // Whole subgroups: a row's walk steps by the subgroup's width, which a partial last subgroup lacks.
   const std::int64_t runs = layout.rows_per_block / layout.run * layout.row_length;
+  const std::int64_t width = std::max<std::int64_t>(32, device.subgroup_size);
   const std::uint32_t most = std::min<std::uint32_t>(1024, device.max_workgroup_invocations);
-  layout.workgroup = static_cast<std::uint32_t>(std::min<std::int64_t>(most, div_up(runs, 32) * 32));
+  layout.workgroup = static_cast<std::uint32_t>(std::min<std::int64_t>(most, div_up(runs, width) * width));
   return layout;
 }
 

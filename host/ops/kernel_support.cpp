@@ -84,12 +84,13 @@ constexpr double kFillWholeK = 16384.0;
 // 197x2304 over K 768 0.0305 / 0.0299 / 0.0353 (32x32x32 4x4 split 2; 14K / 28K busy), 197x3072 over
 // K 768 0.0471 / 0.0407 / 0.0484 (32x32 4x4; 19K / 38K); its 197x768 over K 768 or 3072 stay on 32x32
 // over 4 workgroups (0.0163 and 0.0505 against 0.0192 and 0.0620 for 32x64 over 2: 9.5K busy). Fused
-// vit_b_16 fp32 batch 1 2.379 -> 2.263 ms (unfused 3.595 -> 3.495). Taken for any rows, they also won
-// GEMMs alone (992x1024 over K 1024 0.0847 -> 0.0673, convnext_tiny's 784x768 over K 192 0.0142 ->
-// 0.0135, its batch-8 1568x384 over K 1536 0.0916 -> 0.0711), but fused convnext_tiny lost with them:
-// batch 1 1.0452 -> 1.0492 ms, batch 8 4.472 -> 4.619 (its products carry GELUs and residuals read and
-// stored through the channels-first view in their post chains). Over K 64 (vit_b_16's unfused Q K^T, 12 heads
-// of 197 x 197) unfused vit_b_16 ran 3.587 -> 3.688.
+// vit_b_16 fp32 batch 1, this rule: 2.389 -> 2.283 ms (unfused 3.604 -> 3.513). Without the cap on rows
+// (K of 128 or more): 2.379 -> 2.263 (unfused 3.595 -> 3.495), and they also won GEMMs alone (992x1024
+// over K 1024 0.0847 -> 0.0673, convnext_tiny's 784x768 over K 192 0.0142 -> 0.0135, its batch-8
+// 1568x384 over K 1536 0.0916 -> 0.071), but fused convnext_tiny lost with them: batch 1 1.0452 ->
+// 1.0492 ms, batch 8 4.472 -> 4.619 (its products carry GELUs and residuals read and stored through the
+// channels-first view in their post chains). Over K 64 as well (vit_b_16's unfused Q K^T, 12 heads of
+// 197 x 197), unfused vit_b_16 ran 3.587 -> 3.688.
 constexpr double kFillWideBlock = 24576.0;
 constexpr std::int64_t kWideBlockMaxRows = 256, kWideBlockMinK = 128;
 

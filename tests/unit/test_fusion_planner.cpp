@@ -9,6 +9,7 @@
 
 #include "backend/device_plan.h"
 #include "host/demo_models.h"
+#include "host/element_rows_kernel.h"
 #include "host/fusion_planner.h"
 #include "host/graph.h"
 #include "support/residual_stream.h"
@@ -1280,6 +1281,18 @@ TEST_CASE("element rows: a depthwise Conv and the LayerNormalization of its chan
   CHECK(labels_of(plan(block(24, true), FusionMode::kFused, device)).find("Conv -> ReduceMean") == std::string::npos);
   CHECK(plan(block(8, false), FusionMode::kFused, device).groups.size() == 2);
   CHECK(plan(block(24, false), FusionMode::kUnfused, device).groups.size() > 2);
+  // Workgroups of whole subgroups (each row's walk steps by the subgroup's width): 8 rows of 13 in runs
+  // of 4 are 26 runs, 32 invocations where subgroups are 8 (lavapipe) or 32 wide, 64 where they are 64.
+  const Graph graph = block(24, false);
+  for (std::uint32_t width : {8u, 32u, 64u}) {
+    CAPTURE(width);
+    device.subgroup_size = width;
+    auto layout = element_rows_layout(graph_ir(graph), plan(graph, FusionMode::kFused, device).groups.at(0), device);
+    REQUIRE(layout.ok());
+    CHECK(layout->rows_per_block == 8);  // 576 rows: 18 blocks of 32 or 36 of 16 are too few
+    CHECK(layout->run == 4);
+    CHECK(layout->workgroup == std::max(32u, width));
+  }
 }
 
 }  // namespace vkfuse
