@@ -190,7 +190,7 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
     output.value = it->second;
     output.dtype = graph.value(v).dtype;
     output.pre_stage = false;
-    if (auto slice = group.stored_in.find(v); slice != group.stored_in.end()) output.placement = slice->second.placement;
+    output.placement = output_placement(group, v);
     spec.outputs.push_back(output);
   }
 
@@ -203,8 +203,7 @@ Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGrou
   for (ValueId v : post_values) VKFUSE_TRY(bind(v));
   for (ValueId v : group.outputs) {
     VKFUSE_TRY(check_storage(graph, v, group.label, device));
-    auto slice = group.stored_in.find(v);
-    kernel.bound_values.push_back(slice == group.stored_in.end() ? v : slice->second.into);
+    kernel.bound_values.push_back(output_binding(group, v));
   }
   return kernel;
 }

@@ -131,15 +131,9 @@ Result<GroupKernel> make_element_rows_kernel(const GraphIR& graph, const FusionG
   spec.kernel_root = "roots/element_rows.glsl";
 
   // The element op's inputs, bound whole and contiguous; its template reads them as the root's.
-  std::vector<ValueId> bind_order;
   for (ValueId u : element.inputs) {
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, u));
-    KernelInput input;
-    input.dtype = graph.value(u).dtype;
-    input.shape = graph.value(u).shape;
-    input.buffer = view.base;
+    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(graph, u, group.label));
     spec.inputs.push_back(std::move(input));
-    bind_order.push_back(view.base);
   }
   spec.kernel_element = layout.launch.root;
   spec.kernel_defines = layout.launch.defines;
@@ -169,17 +163,16 @@ Result<GroupKernel> make_element_rows_kernel(const GraphIR& graph, const FusionG
   output.value = {KernelOperand::Source::kReduced, 0};
   output.dtype = graph.value(stored).dtype;
   output.pre_stage = false;
-  if (auto slice = group.stored_in.find(stored); slice != group.stored_in.end()) output.placement = slice->second.placement;
+  output.placement = output_placement(group, stored);
   spec.outputs.push_back(output);
 
   // Bindings in the code generator's order: the element op's inputs, the chain's stored inputs, the output.
   std::set<ValueId> bound;
   auto bind = [&](ValueId v) { return bind_once(graph, v, group.label, device, bound, kernel); };
-  for (ValueId v : bind_order) VKFUSE_TRY(bind(v));
+  for (ValueId v : element.inputs) VKFUSE_TRY(bind(v));
   for (ValueId v : chain.stored()) VKFUSE_TRY(bind(v));
   VKFUSE_TRY(check_storage(graph, stored, group.label, device));
-  auto slice = group.stored_in.find(stored);
-  kernel.bound_values.push_back(slice == group.stored_in.end() ? stored : slice->second.into);
+  kernel.bound_values.push_back(output_binding(group, stored));
   return kernel;
 }
 

@@ -396,6 +396,34 @@ class Planner {
     return false;
   }
 
+  // Whether merging the groups `merge` into one of `nodes` creates a cycle: a group outside the merge
+  // that the merged nodes read depends on one inside it.
+  bool merge_cycles(const std::set<int>& merge, const std::set<NodeId>& nodes) const {
+    std::set<int> cleared;
+    for (int h : dependencies(nodes))
+      if (!merge.count(h) && reaches(h, merge, cleared)) return true;
+    return false;
+  }
+
+  // Whether a node of `nodes` whose home is one of the groups `merge` is also computed in another live
+  // group (recomputed in its loads or chain): merged, its value would no longer be stored for it. Copies
+  // the merged groups hold of cheap nodes whose homes are other groups stay copies.
+  bool computed_elsewhere(const std::set<int>& merge, const std::set<NodeId>& nodes) const {
+    for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
+      const Draft& other = drafts_[static_cast<std::size_t>(h)];
+      if (merge.count(h) || !other.alive) continue;
+      for (NodeId q : nodes)
+        if (merge.count(group_of_[static_cast<std::size_t>(q)]) && other.nodes.count(q)) return true;
+    }
+    return false;
+  }
+
+  // Moves the nodes of `nodes` whose home is one of `merge` to group g (their new home).
+  void rehome(const std::set<int>& merge, const std::set<NodeId>& nodes, int g) {
+    for (NodeId q : nodes)
+      if (merge.count(group_of_[static_cast<std::size_t>(q)])) group_of_[static_cast<std::size_t>(q)] = g;
+  }
+
   std::size_t bindings_of(const std::set<NodeId>& nodes, const std::set<NodeId>& scales = {}) const {
     FusionGroup probe;
     probe.nodes.assign(nodes.begin(), nodes.end());
@@ -1180,12 +1208,7 @@ class Planner {
       if (shared_floats * 4 > static_cast<std::int64_t>(device_.shared_memory_bytes)) continue;
       std::set<NodeId> nodes = source.nodes;
       nodes.insert(d.nodes.begin(), d.nodes.end());
-      if (bindings_of(nodes) > device_.max_bindings) continue;
-      std::set<int> cleared;
-      bool cycle = false;
-      for (int h : dependencies(d.nodes))
-        if (h != p && reaches(h, {p}, cleared)) cycle = true;
-      if (cycle) continue;
+      if (bindings_of(nodes) > device_.max_bindings || merge_cycles({p}, d.nodes)) continue;
       source.nodes = std::move(nodes);
       source.root = GroupRoot::kVector;
       source.anchor = d.anchor;
@@ -1247,21 +1270,11 @@ class Planner {
       nodes.insert(chain.nodes.begin(), chain.nodes.end());
       nodes.insert(second.nodes.begin(), second.nodes.end());
       if (bindings_of(nodes, scales) > device_.max_bindings) continue;
-      bool shared_elsewhere = false;  // a member also computed in another group's loads
-      for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
-        const Draft& other = drafts_[static_cast<std::size_t>(h)];
-        if (h == g1 || h == g2 || h == g3 || !other.alive) continue;
-        for (NodeId q : nodes) shared_elsewhere = shared_elsewhere || other.nodes.count(q);
-      }
-      std::set<int> cleared;
-      bool cycle = false;
-      for (int h : dependencies(nodes))
-        if (h != g1 && h != g2 && h != g3 && reaches(h, {g1, g2, g3}, cleared)) cycle = true;
-      if (shared_elsewhere || cycle) continue;
+      if (computed_elsewhere({g1, g2, g3}, nodes) || merge_cycles({g1, g2, g3}, nodes)) continue;
+      rehome({g1, g2, g3}, nodes, g3);
       second.nodes = std::move(nodes);
       second.scales = std::move(scales);
       second.root = GroupRoot::kAttention;
-      for (NodeId q : second.nodes) group_of_[static_cast<std::size_t>(q)] = g3;
       first.alive = chain.alive = false;
       first.nodes.clear();
       chain.nodes.clear();
@@ -1322,28 +1335,12 @@ class Planner {
         joins = joins && (q == first.anchor || graph_.node(q).op->kind == OpKind::kElementwise) &&
                 read_only_by(graph_.node(q).output, nodes);
       if (!joins || !element_rows_fit(first, chain)) continue;
-      if (bindings_of(nodes) > device_.max_bindings) continue;
-      // A member also computed in another group (recomputed in its loads or chain): merged, its
-      // values would no longer be stored for it. (The chain's own copies of cheap inputs, whose homes
-      // are other groups, stay copies.)
-      bool shared_elsewhere = false;
-      for (int h = 0; h < static_cast<int>(drafts_.size()); ++h) {
-        const Draft& other = drafts_[static_cast<std::size_t>(h)];
-        if (h == g1 || h == g2 || !other.alive) continue;
-        for (NodeId q : nodes) {
-          const int home = group_of_[static_cast<std::size_t>(q)];
-          shared_elsewhere = shared_elsewhere || ((home == g1 || home == g2) && other.nodes.count(q));
-        }
-      }
-      std::set<int> cleared;
-      bool cycle = false;
-      for (int h : dependencies(nodes))
-        if (h != g1 && h != g2 && reaches(h, {g1, g2}, cleared)) cycle = true;
-      if (shared_elsewhere || cycle) continue;
+      if (bindings_of(nodes) > device_.max_bindings || computed_elsewhere({g1, g2}, nodes) || merge_cycles({g1, g2}, nodes))
+        continue;
+      rehome({g1, g2}, nodes, g2);
       chain.nodes = std::move(nodes);
       chain.root = GroupRoot::kElementRows;
       chain.anchor = first.anchor;
-      for (NodeId q : first.nodes) group_of_[static_cast<std::size_t>(q)] = g2;  // (the chain's copies keep their homes)
       first.alive = false;
       first.nodes.clear();
     }

@@ -152,6 +152,27 @@ Status bind_once(const GraphIR& graph, ValueId v, const std::string& label, cons
   return {};
 }
 
+Result<KernelInput> whole_input(const GraphIR& graph, ValueId v, const std::string& label) {
+  if (!is_contiguous_value(graph, v))
+    return make_error(ErrorCode::kInternal, "group '" + label + "': '" + graph.value(v).name + "' is read through a strided view");
+  VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
+  KernelInput input;
+  input.dtype = graph.value(v).dtype;
+  input.shape = graph.value(v).shape;
+  input.buffer = view.base;
+  return input;
+}
+
+ElementPlacement output_placement(const FusionGroup& group, ValueId v) {
+  auto slice = group.stored_in.find(v);
+  return slice == group.stored_in.end() ? ElementPlacement{} : slice->second.placement;
+}
+
+ValueId output_binding(const FusionGroup& group, ValueId v) {
+  auto slice = group.stored_in.find(v);
+  return slice == group.stored_in.end() ? v : slice->second.into;
+}
+
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v) {
   const Value& value = graph.value(v);
   KernelInput input;
@@ -280,7 +301,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   // A stored tensor a kernel op (an anchor, or an element in its loads) reads whole, from its first
   // element on: its binding's base, contiguous; or, for an op that reads views in place
   // (OpDef::reads_in_place), the stored tensor a view lies in, which the launch addresses itself.
-  auto whole_input = [&](ValueId v, const Node& reader, const ResolvedView& view) -> Result<KernelInput> {
+  auto kernel_op_input = [&](ValueId v, const Node& reader, const ResolvedView& view) -> Result<KernelInput> {
     const bool contiguous = view_info_of(graph, v, view).strides.empty();
     if (!contiguous && !reader.op->reads_in_place)
       return make_error(ErrorCode::kInternal, "node '" + reader.name + "': a kernel op reads a strided view");
@@ -314,7 +335,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         if (produced.count(u))
           return make_error(ErrorCode::kInternal, "node '" + node.name + "': an element reads a computed value");
         VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, u));
-        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(u, node, view));
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, kernel_op_input(u, node, view));
         infos.push_back({input.shape, input.dtype});
         element.inputs.push_back(std::move(input));
         load_input_values.push_back(u);
@@ -378,7 +399,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       VKFUSE_ASSIGN_OR_RETURN(const std::optional<OperandScale> scale, group_operand_scale(graph, group, n, k));
       if (scale) {  // its source, in place
         infos.back() = view_info_of(graph, v, scale->view);
-        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, scale->view));
+        VKFUSE_ASSIGN_OR_RETURN(KernelInput input, kernel_op_input(v, node, scale->view));
         bind_anchor_input(std::move(input), scale->source);
         scales.push_back(*scale);
         continue;
@@ -395,7 +416,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
         continue;
       }
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-      VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(v, node, view));
+      VKFUSE_ASSIGN_OR_RETURN(KernelInput input, kernel_op_input(v, node, view));
       bind_anchor_input(std::move(input), v);
     }
     TensorInfo out_info{out.shape, out.dtype};
@@ -524,7 +545,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
       return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
                                                   "' does not have the group's shape");
-    if (auto slice = group.stored_in.find(v); slice != group.stored_in.end()) output.placement = slice->second.placement;
+    output.placement = output_placement(group, v);
     if (viewed.count(n)) {  // contiguous in the view's order, stored from the anchor's
       if (group.stored_in.count(v))
         return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
@@ -575,10 +596,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
   VKFUSE_TRY(bind_inputs(pre_input_values, anchored));
   VKFUSE_TRY(bind_inputs(load_input_values, false));
   VKFUSE_TRY(bind_inputs(post_input_values, false));
-  for (ValueId v : group.outputs) {
-    auto slice = group.stored_in.find(v);
-    kernel.bound_values.push_back(slice == group.stored_in.end() ? v : slice->second.into);
-  }
+  for (ValueId v : group.outputs) kernel.bound_values.push_back(output_binding(group, v));
   return kernel;
 }
 

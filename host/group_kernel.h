@@ -47,6 +47,13 @@ Status bind_once(const GraphIR& graph, ValueId v, const std::string& label, cons
                  std::set<ValueId>& bound, GroupKernel& kernel);
 // A chain's input: a baked scalar literal, or a (possibly strided) view of a stored tensor.
 Result<KernelInput> stage_input(const GraphIR& graph, ValueId v);
+// A stored tensor a template reads whole from its first element (an element op's input, a vector
+// stage's matrix): its binding's base, contiguous; an error naming `label` where v is a strided view.
+Result<KernelInput> whole_input(const GraphIR& graph, ValueId v, const std::string& label);
+// Where group output v's elements go (its slice of another value: FusionGroup::stored_in; else its own
+// order), and the value its binding holds (that other value, or v).
+ElementPlacement output_placement(const FusionGroup& group, ValueId v);
+ValueId output_binding(const FusionGroup& group, ValueId v);
 
 // The stored value a view chain reads, and the chain's layout over it. For a stored value: itself and
 // its contiguous layout.

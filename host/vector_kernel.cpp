@@ -38,12 +38,7 @@ Result<GroupKernel> make_vector_kernel(const GraphIR& graph, const FusionGroup& 
   std::vector<ValueId> input_values;
   // A stored tensor a stage reads whole (its source, a matrix, a bias): the next index of spec.inputs.
   auto add_whole_input = [&](ValueId v) -> Result<int> {
-    if (!is_contiguous_value(graph, v)) return fail("'" + graph.value(v).name + "' is read through a strided view");
-    VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
-    KernelInput input;
-    input.dtype = graph.value(v).dtype;
-    input.shape = graph.value(v).shape;
-    input.buffer = view.base;
+    VKFUSE_ASSIGN_OR_RETURN(KernelInput input, whole_input(graph, v, group.label));
     spec.inputs.push_back(std::move(input));
     input_values.push_back(v);
     return static_cast<int>(spec.inputs.size() - 1);
