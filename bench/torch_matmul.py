@@ -1,10 +1,11 @@
 """torch.matmul's GEMM throughput on the local GPU, for side-by-side ratios with vkfuse_bench_gemm, and
 torch's copy bandwidth (Tensor.clone of f32 tensors) beside vkfuse_bench_chain's copy kernel.
 
-    python3 bench/torch_matmul.py [--sizes 1024,2048,4096,8192] [--dtype f32|f16|both]
+    python3 bench/torch_matmul.py [--sizes 1024,2048,197x768x3072,...] [--dtype f32|f16|both]
                                   [--copy-mi 1,4,16,64,256] [--json]
 
-fp32 runs with TF32 off. Prints one line per size: median ms over CUDA-event timed batches, TFLOP/s
+A size is N (N^3) or MxNxK (A is M x K, B is K x N), as vkfuse_bench_gemm takes them. fp32 runs with
+TF32 off. Prints one line per size: median ms over CUDA-event timed batches, TFLOP/s
 (and GB/s for the copies, one read plus one write counted); with --json, one JSON object per line
 instead. --sizes '' skips the GEMMs. Measures only.
 """
@@ -30,6 +31,15 @@ def median_ms(fn, iterations, runs):
     return statistics.median(samples)
 
 
+def parse_size(text):
+    dims = [int(d) for d in text.split("x")]
+    if len(dims) == 1:
+        return dims * 3
+    if len(dims) != 3:
+        raise argparse.ArgumentTypeError(f"--sizes takes N or MxNxK, not '{text}'")
+    return dims
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1024,2048,4096,8192")
@@ -49,14 +59,18 @@ def main():
         print(f"device: {device}, torch {torch.__version__}, TF32 off")
     for dtype in dtypes:
         name = {torch.float32: "f32", torch.float16: "f16"}[dtype]
-        for n in (int(s) for s in args.sizes.split(",") if s):
-            a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
-            ms = median_ms(lambda: torch.matmul(a, b), max(3, int(2e12 / (2 * n**3))), args.runs)
-            tflops = 2 * n**3 / ms / 1e9
+        for m, n, k in (parse_size(s) for s in args.sizes.split(",") if s):
+            a = torch.randn(m, k, device="cuda", dtype=dtype)
+            b = torch.randn(k, n, device="cuda", dtype=dtype)
+            flops = 2 * m * n * k
+            ms = median_ms(lambda: torch.matmul(a, b), max(3, int(2e12 / flops)), args.runs)
+            tflops = flops / ms / 1e9
+            label = f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
             if args.json:
-                print(json.dumps({"kind": "torch_gemm", "dtype": name, "n": n, "ms": ms, "tflops": tflops}), flush=True)
+                print(json.dumps({"kind": "torch_gemm", "dtype": name, "m": m, "n": n, "k": k, "ms": ms,
+                                  "tflops": tflops}), flush=True)
             else:
-                print(f"torch {str(dtype).replace('torch.', ''):8s} {n:5d}^3  {ms:9.4f} ms  {tflops:8.2f} TFLOP/s")
+                print(f"torch {str(dtype).replace('torch.', ''):8s} {label:>15s}  {ms:9.4f} ms  {tflops:8.2f} TFLOP/s")
     for mi in (int(s) for s in args.copy_mi.split(",") if s):
         x = torch.randn(mi << 20, device="cuda")
         ms = median_ms(lambda: x.clone(), max(3, int(2e10 / (8 * (mi << 20)))), args.runs)
