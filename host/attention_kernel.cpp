@@ -28,7 +28,7 @@ std::pair<std::int64_t, std::int64_t> block_shape(std::int64_t d, std::int64_t n
 
 Result<AttentionLayout> attention_layout(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   auto fail = [&](const std::string& why) {
-    return make_error(ErrorCode::kUnsupported, "group '" + group.label + "': " + why);
+    return group_error(ErrorCode::kUnsupported, group.label, why);
   };
   AttentionLayout layout;
   layout.second = group.anchor;
@@ -88,7 +88,7 @@ Result<AttentionLayout> attention_layout(const GraphIR& graph, const FusionGroup
 Result<GroupKernel> make_attention_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(AttentionLayout layout, attention_layout(graph, group, device));
   auto fail = [&](const std::string& why) {
-    return make_error(ErrorCode::kInternal, "group '" + group.label + "': " + why);
+    return group_error(ErrorCode::kInternal, group.label, why);
   };
   GroupKernel kernel;
   KernelSpec& spec = kernel.spec;

@@ -34,7 +34,7 @@ std::string element_index_glsl(const StridedLayout& layout) {
 
 Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   auto fail = [&](const std::string& why) {
-    return make_error(ErrorCode::kUnsupported, "group '" + group.label + "': " + why);
+    return group_error(ErrorCode::kUnsupported, group.label, why);
   };
   ElementRowsLayout layout;
   layout.element = group.anchor;
@@ -117,7 +117,7 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
 Result<GroupKernel> make_element_rows_kernel(const GraphIR& graph, const FusionGroup& group, const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(const ElementRowsLayout layout, element_rows_layout(graph, group, device));
   auto fail = [&](const std::string& why) {
-    return make_error(ErrorCode::kInternal, "group '" + group.label + "': " + why);
+    return group_error(ErrorCode::kInternal, group.label, why);
   };
   if (group.outputs.size() != 1) return fail("the chain stores more than its value");
   GroupKernel kernel;

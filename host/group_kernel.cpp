@@ -89,7 +89,7 @@ Result<std::optional<OperandScale>> group_operand_scale(const GraphIR& graph, co
   if (std::find(group.scales.begin(), group.scales.end(), source_of) == group.scales.end()) return std::optional<OperandScale>{};
   auto scale = operand_scale(graph, reader, k);
   if (!scale || scale->scale != source_of)
-    return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' reads a view of a member");
+    return group_error(ErrorCode::kInternal, group.label, "node '" + node.name + "' reads a view of a member");
   return scale;
 }
 
@@ -133,14 +133,18 @@ std::vector<TensorInfo> GraphIR::input_infos(NodeId n) const {
   return infos;
 }
 
+Status group_error(ErrorCode code, const std::string& label, const std::string& why) {
+  return make_error(code, "group '" + label + "': " + why);
+}
+
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device) {
   const Value& value = graph.value(v);
   const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
   if ((f16 && !device.f16_storage) || (boolean && !device.u8_storage))
-    return make_error(ErrorCode::kUnsupported,
-                      "group '" + label + "': tensor '" + value.name + "' is " + dtype_name(value.dtype) + ", which needs " +
-                          (f16 ? "storageBuffer16BitAccess" : "storageBuffer8BitAccess") +
-                          "; this device does not offer it (use f32, or Cast inside the graph)");
+    return group_error(ErrorCode::kUnsupported, label,
+                       "tensor '" + value.name + "' is " + dtype_name(value.dtype) + ", which needs " +
+                           (f16 ? "storageBuffer16BitAccess" : "storageBuffer8BitAccess") +
+                           "; this device does not offer it (use f32, or Cast inside the graph)");
   return {};
 }
 
@@ -154,7 +158,7 @@ Status bind_once(const GraphIR& graph, ValueId v, const std::string& label, cons
 
 Result<KernelInput> whole_input(const GraphIR& graph, ValueId v, const std::string& label) {
   if (!is_contiguous_value(graph, v))
-    return make_error(ErrorCode::kInternal, "group '" + label + "': '" + graph.value(v).name + "' is read through a strided view");
+    return group_error(ErrorCode::kInternal, label, "'" + graph.value(v).name + "' is read through a strided view");
   VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
   KernelInput input;
   input.dtype = graph.value(v).dtype;
@@ -227,7 +231,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, *crossing));
     space = reordered_space(graph.value(view.base).shape, view.layout);
     if (group.root != GroupRoot::kKernel || !space)
-      return make_error(ErrorCode::kInternal, "group '" + group.label + "': a member reads a view of another");
+      return group_error(ErrorCode::kInternal, group.label, "a member reads a view of another");
     view_layout = view.layout;
     own_layout = contiguous_layout(graph.value(view.base).shape);
   }
@@ -328,7 +332,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       const Node& node = graph.node(q);
       if (node.op->kind != OpKind::kKernel) continue;
       if (load.element || !node.op->element)
-        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + node.name + "' in a kernel op's loads");
+        return group_error(ErrorCode::kInternal, group.label, "'" + node.name + "' in a kernel op's loads");
       std::vector<TensorInfo> infos;
       KernelElement element;
       for (ValueId u : node.inputs) {
@@ -355,7 +359,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       const Node& node = graph.node(q);
       if (node.op->kind == OpKind::kKernel) continue;
       if (node.op->kind != OpKind::kElementwise)
-        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + node.name + "' in a kernel op's loads");
+        return group_error(ErrorCode::kInternal, group.label, "'" + node.name + "' in a kernel op's loads");
       std::vector<KernelOperand> args;
       for (ValueId u : node.inputs) {
         if (auto it = operand.find(u); it != operand.end()) {
@@ -427,8 +431,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     auto launch = node.op->launch(infos, out_info, node.op_attrs(), device);
     if (!launch.ok()) return launch.status().with_context("node '" + node.name + "' (" + std::string(node.op->name) + ")");
     if (launch->plane_sums != plane_sums)
-      return make_error(ErrorCode::kInternal, "group '" + group.label + "': node '" + node.name + "' (" +
-                                                  std::string(node.op->name) + ") cannot sum its result over planes");
+      return group_error(ErrorCode::kInternal, group.label, "node '" + node.name + "' (" +
+                         std::string(node.op->name) + ") cannot sum its result over planes");
     spec.workgroup_size = launch->workgroup_size;
     spec.kernel_root = launch->root;
     spec.kernel_defines = launch->defines;
@@ -532,8 +536,8 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     output.dtype = graph.value(v).dtype;
     output.pre_stage = stage[n] == Stage::kPre;
     if (output.pre_stage && group.root == GroupRoot::kKernel)
-      return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
-                                                  "' is computed in a kernel op's loads and cannot be stored");
+      return group_error(ErrorCode::kInternal, group.label, "'" + graph.value(v).name +
+                         "' is computed in a kernel op's loads and cannot be stored");
     if (stage[n] == Stage::kReduce) {
       output.value = reduced_operand(reduced_index.at(v));
     } else if (stage[n] == Stage::kPlane) {
@@ -543,13 +547,13 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       output.value = (output.pre_stage ? pre_operand : post_operand).at(v);
     }
     if (output.pre_stage && group.root == GroupRoot::kElementwise && graph.value(v).shape != spec.domain)
-      return make_error(ErrorCode::kInternal, "group '" + group.label + "': output '" + graph.value(v).name +
-                                                  "' does not have the group's shape");
+      return group_error(ErrorCode::kInternal, group.label, "output '" + graph.value(v).name +
+                         "' does not have the group's shape");
     output.placement = output_placement(group, v);
     if (viewed.count(n)) {  // contiguous in the view's order, stored from the anchor's
       if (group.stored_in.count(v))
-        return make_error(ErrorCode::kInternal, "group '" + group.label + "': '" + graph.value(v).name +
-                                                    "' is stored through a view and into another tensor");
+        return group_error(ErrorCode::kInternal, group.label, "'" + graph.value(v).name +
+                           "' is stored through a view and into another tensor");
       const StridedLayout contiguous = contiguous_layout(graph.value(v).shape);
       output.placement = placement_of(space->domain, strides_over(*space, view_layout, contiguous.strides));
     }
@@ -569,9 +573,9 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
       VKFUSE_ASSIGN_OR_RETURN(ResolvedView view, resolve_view(graph, v));
       auto chunked = chunk_bytes.find(view.base);
       if (chunked != chunk_bytes.end() && !anchor_inputs)  // a post-stage read: one binding cannot hold it
-        return make_error(ErrorCode::kUnsupported, "group '" + group.label + "': tensor '" + value.name +
-                                                       "' is larger than one storage buffer binding (" +
-                                                       std::to_string(device.max_binding_bytes) + " bytes)");
+        return group_error(ErrorCode::kUnsupported, group.label, "tensor '" + value.name +
+                           "' is larger than one storage buffer binding (" +
+                           std::to_string(device.max_binding_bytes) + " bytes)");
       if (!bound.insert(view.base).second) continue;
       if (chunked == chunk_bytes.end()) {
         kernel.bound_values.push_back(view.base);

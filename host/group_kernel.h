@@ -38,6 +38,8 @@ bool is_contiguous_value(const GraphIR& graph, ValueId v);
 // v's shape and dtype, and where it is a strided view (not contiguous), its layout in its stored base
 // (TensorInfo::strides and offset: what an op that reads views in place addresses).
 TensorInfo view_info(const GraphIR& graph, ValueId v);
+// An error about fused group `label`: "group '<label>': <why>" (the kernel builders' and the session's).
+Status group_error(ErrorCode code, const std::string& label, const std::string& why);
 // f16 and bool tensors live in 16- and 8-bit storage buffers: an error naming the group, the tensor and
 // the feature where the device lacks it.
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device);

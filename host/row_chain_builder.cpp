@@ -26,7 +26,7 @@ KernelOperand RowChainBuilder::add_op(const Node& node, std::vector<KernelOperan
 Status RowChainBuilder::add(NodeId n) {
   const Node& node = graph_.node(n);
   auto fail = [&](const std::string& why) {
-    return make_error(ErrorCode::kInternal, "group '" + label_ + "': '" + node.name + "' " + why);
+    return group_error(ErrorCode::kInternal, label_, "'" + node.name + "' " + why);
   };
   std::vector<KernelOperand> args;
   for (ValueId u : node.inputs) {
@@ -50,7 +50,7 @@ Status RowChainBuilder::add(NodeId n) {
 
 Result<RowChain> RowChainBuilder::finish(ValueId v) {
   if (static_cast<int>(chain_.reductions.size()) != reductions_ || !operand_.count(v))
-    return make_error(ErrorCode::kInternal, "group '" + label_ + "': a row chain without its value");
+    return group_error(ErrorCode::kInternal, label_, "a row chain without its value");
   chain_.value = operand_.at(v);
   return std::move(chain_);
 }

@@ -232,9 +232,9 @@ struct Session::Impl {
     for (std::size_t k = 0; k < kernels.size(); ++k)
       if (kernels[k].spec.split_counters > 0) {
         if (kernels[k].spec.split_partial_bytes > context->plan.max_binding_bytes)
-          return make_error(ErrorCode::kInternal, "group '" + plan.groups[k].label + "': split-K partial sums of " +
-                                                      std::to_string(kernels[k].spec.split_partial_bytes) +
-                                                      " bytes exceed one storage buffer binding");
+          return group_error(ErrorCode::kInternal, plan.groups[k].label, "split-K partial sums of " +
+                             std::to_string(kernels[k].spec.split_partial_bytes) +
+                             " bytes exceed one storage buffer binding");
         split_places[k].partial_offset = slot_offset[slot_of[k]];
       }
     VKFUSE_ASSIGN_OR_RETURN(Buffer counter_buffer,
