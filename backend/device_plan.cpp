@@ -31,6 +31,8 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   plan.coopmat_f16 = caps.coopmat_nv_f16 && caps.cooperative_matrix && caps.subgroup_size >= 16;
   constexpr VkSubgroupFeatureFlags kArithmetic = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   plan.subgroup_arithmetic = caps.subgroup_in_compute && (caps.subgroup_operations & kArithmetic) == kArithmetic;
+  constexpr VkSubgroupFeatureFlags kShuffle = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  plan.subgroup_shuffle = caps.subgroup_in_compute && (caps.subgroup_operations & kShuffle) == kShuffle;
   return plan;
 }
 

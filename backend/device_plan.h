@@ -29,6 +29,9 @@ struct DevicePlan {
   // then combines a walk's partial results with one subgroup operation and one barrier instead of a
   // shared-memory tree of log2(workgroup) barriers.
   bool subgroup_arithmetic = false;
+  // Compute shaders may use subgroup shuffles (GL_KHR_shader_subgroup_shuffle): the tiled GEMM root
+  // adds a row's statistics over the invocations that stage it (a LayerNorm folded into the product).
+  bool subgroup_shuffle = false;
 
   // A kernel op's input larger than one binding is bound in chunks of this many bytes: the most whole
   // binding alignments one binding holds.

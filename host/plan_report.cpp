@@ -3,6 +3,7 @@
 #include <set>
 
 #include "host/graph.h"
+#include "host/passes/fold_layer_norm.h"
 
 namespace vkfuse {
 namespace {
@@ -22,7 +23,8 @@ const char* root_name(GroupRoot root) {
 }  // namespace
 
 Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode) {
-  const GraphIR& ir = graph_ir(graph);
+  std::optional<FoldedLayerNorms> folded;
+  const GraphIR& ir = graph_to_plan(graph_ir(graph), mode, folded);
   VKFUSE_ASSIGN_OR_RETURN(FusionPlan plan, plan_fusion(ir, device, mode));
 
   PlanReport report;

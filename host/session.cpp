@@ -21,6 +21,7 @@
 #include "host/graph.h"
 #include "host/group_kernel.h"
 #include "host/memory_planner.h"
+#include "host/passes/fold_layer_norm.h"
 #include "host/parallel_for.h"
 #include "host/scheduler.h"
 
@@ -83,7 +84,11 @@ struct Session::Impl {
   std::optional<DescriptorArena> descriptors;
   std::optional<CommandRecorder> recorder;
 
-  const GraphIR& ir() const { return graph_ir(graph); }
+  // Fused sessions run the graph with its LayerNorms folded into the products that read them
+  // (host/passes/fold_layer_norm.h), where there are any; unfused ones the graph as it was built.
+  std::optional<FoldedLayerNorms> folded;
+  const GraphIR* planned = nullptr;  // graph_to_plan's
+  const GraphIR& ir() const { return *planned; }
   const DeviceContext& ctx() const { return context->ctx(); }
 
   // Each group's kernel is built, compiled (or found in the kernel cache) and made into a pipeline as one
@@ -486,6 +491,7 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   SessionCreateStats& stats = impl->create_stats;
   const auto start = Clock::now();
   auto phase = start;
+  impl->planned = &graph_to_plan(graph_ir(impl->graph), mode, impl->folded);
   VKFUSE_ASSIGN_OR_RETURN(impl->plan, plan_fusion(impl->ir(), impl->context->plan, mode));
   stats.plan_ms = ms_since(phase);
   phase = Clock::now();

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "codegen/broadcast_map.h"
+#include "codegen/glsl_types.h"
 #include "host/graph.h"
 
 namespace vkfuse {
@@ -212,9 +213,16 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 // 32x64x16 4x8 over 2 workgroups (28K, 38K);
 // convnext_tiny's 49 x 768 (K 3072) 32x32x16 over 16 workgroups (the test "MatMul picks each GEMM
 // blocking ..." pins these).
-GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
+// The shared memory roots/gemm_tiled.glsl takes besides its tiles for a LayerNorm folded into the
+// product (GemmProblem::row_norm): a row's two statistics for each of at most 128 rows.
+constexpr std::uint32_t kRowNormSharedBytes = 128 * 8;
+
+GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& given) {
+  DevicePlan row_norm_plan = given;
+  row_norm_plan.shared_memory_bytes -= std::min(given.shared_memory_bytes, kRowNormSharedBytes);
+  const DevicePlan& device = p.row_norm ? row_norm_plan : given;
   GemmTiling tiling;
-  if (p.m <= kSkinnyMaxRows && !p.conv) {
+  if (p.m <= kSkinnyMaxRows && !p.conv && !p.row_norm) {
     // B is read once; consecutive invocations take consecutive elements of it: 32 columns by
     // workgroup / 32 lanes of K when n is contiguous, else 32 lanes of K for each column.
     tiling.kernel = GemmKernel::kSkinny;
@@ -227,11 +235,11 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
     tiling.shared_bytes = tiling.bm * tiling.workgroup_size * 4;
     return tiling;
   }
-  if (auto coopmat = choose_coopmat_tiling(p, device)) return *coopmat;
+  if (auto coopmat = p.row_norm ? std::nullopt : choose_coopmat_tiling(p, device)) return *coopmat;
   // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
   GemmTile t{32, 32, kShallowBk, 4, 4, 1};
   if (g_forced_tile && tile_fits(*g_forced_tile, device) &&
-      (g_forced_tile->groups == 1 || device.max_bindings >= kMinBindingsForScratch)) {
+      (g_forced_tile->groups == 1 || (device.max_bindings >= kMinBindingsForScratch && !p.row_norm))) {
     t = *g_forced_tile;
   } else {
     struct Score {
@@ -249,6 +257,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& device) {
       if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
       if (c.tm * c.tn == 32 && (p.m > kWideBlockMaxRows || p.k < kWideBlockMinK)) continue;
       if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
+      if (c.groups > 1 && p.row_norm) continue;  // the row statistics are summed within the workgroup
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups))) continue;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
@@ -521,7 +530,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                     {"VKF_B_N_FAST", p.b_stride_k != 1 || !p.conv_gather.empty() ? "1" : "0"},
                     {"VKF_TILES_M", glsl_uint(tiles_m)},
                     {"VKF_TILES_N", glsl_uint(tiles_n)},
-                    {"VKF_GEMM_VALUE(m, n, acc)", p.value},
+                    // (A folded LayerNorm: its row's statistics, in the root's shared memory, then C and Bias.)
+                    {"VKF_GEMM_VALUE(m, n, acc)",
+                     p.row_norm ? "vkf_row_norm(vkf_row_stats[(m) - m0], n, acc)" : p.value},
                     // Elements (m, n) .. (m, n + 3), for the roots' vector stores (VKF_OUT0_X4).
                     {"VKF_GEMM_VALUE4(m, n, acc)",
                      "vec4(VKF_GEMM_VALUE(m, n, (acc).x), VKF_GEMM_VALUE(m, (n) + 1u, (acc).y), "
@@ -599,6 +610,14 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_SPLIT_K", std::to_string(tiling.split)},
                                                  {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
                                                  {"VKF_K_PART", glsl_uint(k_part)}});
+    if (p.row_norm) {
+      // The invocations staging a row's vec4s along K add their sums with shuffles where they are
+      // neighbours in one subgroup; otherwise the first bm invocations read the rows from shared memory.
+      const bool shuffle = a_runs && a_k_fast && device.subgroup_shuffle && tiling.bk / 4 <= device.subgroup_size;
+      launch.defines.insert(launch.defines.end(), {{"VKF_ROW_NORM", "1"},
+                                                   {"VKF_ROW_NORM_EPSILON", glsl_float_literal(p.row_norm_epsilon)},
+                                                   {"VKF_ROW_NORM_SHUFFLE", shuffle ? "1" : "0"}});
+    }
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};
   // Each element of A is loaded once per tile across N, of B once per tile down M (a gathered B once

@@ -79,6 +79,12 @@ struct GemmProblem {
   // An operand computed element by element in its loads (TensorInfo::load_cost): the launch reports no
   // reads of it on the cooperative-matrix root (gemm_launch), which then takes no elements.
   bool a_computed = false, b_computed = false;
+  // A LayerNorm folded into the product (LayerNormMatMul, host/ops/matmul_ops.cpp): the tiled root
+  // subtracts each row's first element from A as it stages it, sums the shifted row and its squares
+  // as it goes, and stores r * (acc - (mean - shift) * C[n]) + Bias[n] (C and Bias the op's inputs 2
+  // and 3; r = 1 / sqrt(var + epsilon)). Always the tiled root, K never split across workgroups.
+  bool row_norm = false;
+  float row_norm_epsilon = 0.0f;
 };
 
 // Which GEMM root, and its blocking.

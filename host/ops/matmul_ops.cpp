@@ -2,6 +2,7 @@
 // dimension removed). The GEMM roots (roots/gemm_tiled.glsl, roots/gemm_skinny.glsl) compute it; the
 // blocking is chosen from the problem and the device (gemm_launch, host/ops/kernel_support.cpp).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "codegen/broadcast_map.h"
@@ -118,9 +119,9 @@ bool matmul_reads_in_place(std::span<const TensorInfo> in, std::size_t k) {
   return operand_layout(in[0], s->out_batch, false).batches_stack;
 }
 
-Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs&,
-                                   const DevicePlan& device) {
-  VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
+// The GEMM problem of A = in[0] times B = in[1] (shapes checked by the caller).
+GemmProblem matmul_problem(std::span<const TensorInfo> in) {
+  const MatMulShape s = *matmul_shape(in[0].shape, in[1].shape);
   const OperandLayout a = operand_layout(in[0], s.out_batch, false), b = operand_layout(in[1], s.out_batch, true);
   GemmProblem p;
   p.batch = shape_numel(s.out_batch);
@@ -155,7 +156,13 @@ Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorI
     if (in[0].offset != 0) p.a_batch = glsl_uint(in[0].offset);
     if (in[1].offset != 0) p.b_batch = glsl_uint(in[1].offset);
   }
-  return gemm_launch(p, device);
+  return p;
+}
+
+Result<KernelLaunch> launch_matmul(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs&,
+                                   const DevicePlan& device) {
+  VKFUSE_TRY(matmul_shape(in[0].shape, in[1].shape).status());
+  return gemm_launch(matmul_problem(in), device);
 }
 
 // OpDef::matrix_product: operands of rank 2 or more, read as launch_matmul reads them (views in place,
@@ -199,6 +206,77 @@ Status reference_matmul(std::span<const RefTensor> in, const OpAttrs&, RefTensor
   return {};
 }
 
+// ---- LayerNormMatMul(X, W, C, Bias; epsilon): a LayerNormalization over X's last axis folded into the
+// product that reads it (host/passes/fold_layer_norm.h makes it; no ONNX op). Per row x of X (K
+// elements), shift s = x[0], mean u, variance v:
+//   Y[row, n] = (sum_k (x[k] - s) * W[k, n] - (u - s) * C[n]) / sqrt(v + epsilon) + Bias[n]
+// With C the column sums of W this is LayerNormalization(x) * W + Bias, the LayerNorm's scale folded
+// into W's rows and its bias into Bias; the shift keeps the sums from cancelling where |u| is large
+// against sqrt(v). The tiled GEMM root computes it (GemmProblem::row_norm). X [..., M, K] (views read as
+// MatMul reads them), W [K, N], C and Bias [N]; Y [..., M, N].
+
+constexpr AttrDef kLayerNormMatMulAttrs[] = {{"epsilon", 1e-5f}};
+
+Result<MatMulShape> layer_norm_matmul_shape(std::span<const TensorInfo> in) {
+  static constexpr const char* kRoles[] = {"X", "W", "C", "Bias"};
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    VKFUSE_TRY(require_float(in, k, kRoles[k]));
+    if (in[k].dtype != in[0].dtype)
+      return make_error(ErrorCode::kInvalidArgument, std::string(kRoles[k]) + " is " + dtype_name(in[k].dtype) +
+                                                         " and X is " + dtype_name(in[0].dtype));
+  }
+  if (in[0].shape.size() < 2 || in[1].shape.size() != 2)
+    return make_error(ErrorCode::kInvalidArgument, "X must have rank >= 2 and W rank 2, got " +
+                                                       shape_to_string(in[0].shape) + " and " + shape_to_string(in[1].shape));
+  VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
+  for (std::size_t k = 2; k < 4; ++k)
+    if (in[k].shape != Shape{s.n})
+      return make_error(ErrorCode::kInvalidArgument, std::string(kRoles[k]) + " must be [" + std::to_string(s.n) +
+                                                         "] (W's columns), got " + shape_to_string(in[k].shape));
+  return s;
+}
+
+Result<TensorInfo> infer_layer_norm_matmul(std::span<const TensorInfo> in, const OpAttrs&) {
+  VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, layer_norm_matmul_shape(in));
+  return TensorInfo{s.out, in[0].dtype};
+}
+
+Result<KernelLaunch> launch_layer_norm_matmul(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs,
+                                              const DevicePlan& device) {
+  VKFUSE_TRY(layer_norm_matmul_shape(in).status());
+  GemmProblem p = matmul_problem(in);
+  p.row_norm = true;
+  p.row_norm_epsilon = attrs.scalars[0];
+  return gemm_launch(p, device);
+}
+
+// X is read as MatMul reads its A; the vectors are contiguous.
+bool layer_norm_matmul_reads_in_place(std::span<const TensorInfo> in, std::size_t k) {
+  return k == 0 && matmul_reads_in_place(in.first(2), 0);
+}
+
+Status reference_layer_norm_matmul(std::span<const RefTensor> in, const OpAttrs& attrs, RefTensor& out) {
+  VKFUSE_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(in[0].shape, in[1].shape));
+  const std::int64_t rows = shape_numel(in[0].shape) / s.k;
+  const double epsilon = attrs.scalars[0];
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* x = in[0].data.data() + r * s.k;
+    double mean = 0.0, variance = 0.0;
+    for (std::int64_t k = 0; k < s.k; ++k) mean += x[k];
+    mean /= static_cast<double>(s.k);
+    for (std::int64_t k = 0; k < s.k; ++k) variance += (x[k] - mean) * (x[k] - mean);
+    variance /= static_cast<double>(s.k);
+    const double shift = x[0], scale = 1.0 / std::sqrt(variance + epsilon);
+    for (std::int64_t n = 0; n < s.n; ++n) {
+      double dot = 0.0;
+      for (std::int64_t k = 0; k < s.k; ++k) dot += (x[k] - shift) * in[1].data[static_cast<std::size_t>(k * s.n + n)];
+      out.data[static_cast<std::size_t>(r * s.n + n)] =
+          (dot - (mean - shift) * in[2].data[static_cast<std::size_t>(n)]) * scale + in[3].data[static_cast<std::size_t>(n)];
+    }
+  }
+  return {};
+}
+
 constexpr TestDomain kDomain{-2.0f, 2.0f, 0.0f, false};
 
 const OpDef kMatMulOps[] = {
@@ -206,6 +284,12 @@ const OpDef kMatMulOps[] = {
      .type_rule = TypeRule::kSameAsFirst, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
      .infer = infer_matmul, .launch = launch_matmul, .reference_kernel = reference_matmul, .scratch = 2,
      .matrix_product = matmul_product, .reads_in_place = matmul_reads_in_place, .linear_inputs = 0b11},
+    // (input_class covers X, W and C; layer_norm_matmul_shape checks Bias.)
+    {.name = "LayerNormMatMul", .kind = OpKind::kKernel, .arity = 4,
+     .input_class = {InputClass::kFloat, InputClass::kFloat, InputClass::kFloat}, .type_rule = TypeRule::kSameAsFirst,
+     .attrs = kLayerNormMatMulAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth, .domain = kDomain,
+     .infer = infer_layer_norm_matmul, .launch = launch_layer_norm_matmul,
+     .reference_kernel = reference_layer_norm_matmul, .reads_in_place = layer_norm_matmul_reads_in_place},
 };
 
 }  // namespace

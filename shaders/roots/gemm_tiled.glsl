@@ -37,7 +37,19 @@
 // element (m, n), and VKF_GEMM_VALUE4(m, n, acc) for (m, n) .. (m, n + 3); VKF_RAW_INPUTS, VKF_A_VEC4
 // and VKF_B_VEC4 (1 where an f32 operand's runs of 4 along its contiguous dimension start 16-byte
 // aligned and each invocation's share of a step is whole vec4s: it then loads as vec4s).
+// A LayerNorm folded into the product (VKF_ROW_NORM 1: LayerNormMatMul, host/ops/matmul_ops.cpp):
+// Y = r * (A' * B - (mean - shift) * C) + Bias, where A' = A - shift, shift a row's first element
+// (subtracted as A is staged, its padding being the shift itself, so that it stages as zero), mean and
+// r = 1 / sqrt(var + VKF_ROW_NORM_EPSILON) the row's statistics, C and Bias inputs 2 and 3 (vectors of N).
+// The shifted rows' sums and sums of squares are taken from what is staged: with VKF_ROW_NORM_SHUFFLE
+// (A loaded as vec4s along K) from each invocation's registers, its row's invocations (neighbours in a
+// subgroup) adding theirs with shuffles; otherwise the first VKF_BM invocations read their rows from
+// shared memory each step. Shifted, the sums do not cancel where a row's mean is large against its
+// spread (host/passes/fold_layer_norm.h). VKF_GEMM_VALUE applies it: vkf_row_norm(vkf_row_stats[m - m0], n, acc).
 #extension GL_EXT_control_flow_attributes : enable
+#if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE
+#extension GL_KHR_shader_subgroup_shuffle : enable
+#endif
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;
 
@@ -74,6 +86,20 @@ shared vec4 vkf_sb[VKF_STAGES * VKF_BK * kRowB];
 // Slices 1.. leave their partial sums here for slice 0: vec4 e of slice s's invocation `lane` at
 // ((s - 1) * TM*TN/4 + e) * kSliceThreads + lane (neighbouring invocations, neighbouring vec4s).
 shared vec4 vkf_partial[uint(VKF_SPLIT_K - 1) * (VKF_TM * VKF_TN / 4u) * kSliceThreads];
+#endif
+
+#if VKF_ROW_NORM
+shared vec2 vkf_row_stats[VKF_BM];  // per row of the tile: (mean - shift, 1 / sqrt(var + epsilon))
+const uint kNormRows = (VKF_BM + kThreads - 1u) / kThreads;  // rows each invocation sums (without shuffles)
+// A row's statistics from the sums of its K shifted elements and of their squares.
+vec2 vkf_row_moments(float sum, float squares) {
+  const float mean = sum / float(VKF_K);
+  const float variance = max(squares / float(VKF_K) - mean * mean, 0.0);
+  return vec2(mean, inversesqrt(variance + VKF_ROW_NORM_EPSILON));
+}
+float vkf_row_norm(vec2 stats, uint n, float acc) {
+  return stats.y * (acc - stats.x * float(VKF_IN2(n))) + float(VKF_IN3(n));
+}
 #endif
 
 // Slot `i` of this invocation's share of a slice, as (slow, fast) coordinates: consecutive invocations
@@ -137,6 +163,18 @@ uvec2 vkf_slot_k(uint i, uint rows) {
 #else
 #define VKF_A_STAGE(stage, s, r) vkf_sa[((stage) * VKF_BK + s.y) * kRowA + s.x / 4u] = r;
 #endif
+// A folded LayerNorm's shift (VKF_ROW_NORM): the value A's padding loads as (staged as zero), and what
+// staging does to a loaded unit first.
+#if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE
+#define VKF_A_PAD(i) vkf_shift[i]
+#define VKF_A_SHIFT(i) ra[i] -= vkf_shift[i]; vkf_sum[i] += dot(ra[i], vec4(1.0)); vkf_squares[i] += dot(ra[i], ra[i]);
+#elif VKF_ROW_NORM
+#define VKF_A_PAD(i) vkf_shift[i]
+#define VKF_A_SHIFT(i) ra[i] -= vkf_shift[i];
+#else
+#define VKF_A_PAD(i) VKF_A_ZERO
+#define VKF_A_SHIFT(i)
+#endif
 #if VKF_B_V == 1
 #define VKF_B_STAGE(stage, s, r) vkf_sb[((stage) * VKF_BK + s.x) * kRowB + s.y / 4u][s.y % 4u] = r;
 #elif VKF_B_N_FAST
@@ -177,13 +215,32 @@ void main() {
 
     VKF_A_REG ra[kLoadsA];
     VKF_B_REG rb[kLoadsB];
+#if VKF_ROW_NORM
+    // A slot's rows stay the same over the K walk: their first elements load once.
+    VKF_A_REG vkf_shift[kLoadsA];
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
+      const uint m = m0 + VKF_A_SLOT(i).x;
+      vkf_shift[i] = VKF_A_ZERO;
+      if (VKF_M % VKF_BM == 0u || m < VKF_M) vkf_shift[i] = VKF_A_FETCH(a_base + m * VKF_A_STRIDE_M);
+#if VKF_A_V == 4 && VKF_A_K_FAST
+      vkf_shift[i] = vec4(vkf_shift[i].x);  // (the unit's first element is the row's)
+#endif
+    }
+#if VKF_ROW_NORM_SHUFFLE
+    float vkf_sum[kLoadsA], vkf_squares[kLoadsA];
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) vkf_sum[i] = vkf_squares[i] = 0.0;
+#else
+    float vkf_sum[kNormRows], vkf_squares[kNormRows];
+    [[unroll]] for (uint j = 0u; j < kNormRows; ++j) vkf_sum[j] = vkf_squares[j] = 0.0;
+#endif
+#endif
     // Global -> registers: the slices at k0 (zero past the matrices' edges; the tests below fold away
     // where the size is a multiple of the tile).
 #define VKF_LOAD_SLICES(k0)                                                                          \
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
       const uvec2 s = VKF_A_SLOT(i);                                                                 \
       const uint m = m0 + s.x, k = (k0) + s.y;                                                       \
-      ra[i] = VKF_A_ZERO;                                                                            \
+      ra[i] = VKF_A_PAD(i);                                                                          \
       if ((VKF_M % VKF_BM == 0u || m < VKF_M) && (VKF_K % VKF_BK == 0u || k < VKF_K))                \
         ra[i] = VKF_A_FETCH(a_base + m * VKF_A_STRIDE_M + k * VKF_A_STRIDE_K);                       \
     }                                                                                                \
@@ -198,6 +255,7 @@ void main() {
 #define VKF_STORE_SLICES(stage)                                                                      \
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {                                                 \
       const uvec2 s = VKF_A_SLOT(i);                                                                 \
+      VKF_A_SHIFT(i)                                                                                 \
       VKF_A_STAGE(stage, s, ra[i])                                                                   \
     }                                                                                                \
     [[unroll]] for (uint i = 0u; i < kLoadsB; ++i) {                                                 \
@@ -223,6 +281,18 @@ void main() {
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
           [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = fma(vec4(a[i / 4u][i % 4u]), b[j], acc[i][j]);
       }
+#if VKF_ROW_NORM && !VKF_ROW_NORM_SHUFFLE
+      [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
+        const uint row = gl_LocalInvocationID.x + j * kThreads;
+        if (row < VKF_BM) {
+          [[unroll]] for (uint kk = 0u; kk < VKF_BK; ++kk) {
+            const float v = vkf_sa[(stage * VKF_BK + kk) * kRowA + row / 4u][row % 4u];
+            vkf_sum[j] += v;
+            vkf_squares[j] += v * v;
+          }
+        }
+      }
+#endif
 #if VKF_STAGES == 1
       barrier();  // everyone is done reading the one buffer before it is refilled
 #else
@@ -235,6 +305,27 @@ void main() {
     }
 #undef VKF_LOAD_SLICES
 #undef VKF_STORE_SLICES
+
+#if VKF_ROW_NORM
+    // The rows' statistics, for the stores. (The previous tile's stores read them before this tile's first
+    // barrier.)
+#if VKF_ROW_NORM_SHUFFLE
+    [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
+      [[unroll]] for (uint o = 1u; o < VKF_BK / 4u; o <<= 1u) {
+        vkf_sum[i] += subgroupShuffleXor(vkf_sum[i], o);
+        vkf_squares[i] += subgroupShuffleXor(vkf_squares[i], o);
+      }
+      const uvec2 s = VKF_A_SLOT(i);
+      if (s.y == 0u) vkf_row_stats[s.x] = vkf_row_moments(vkf_sum[i], vkf_squares[i]);
+    }
+#else
+    [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
+      const uint row = gl_LocalInvocationID.x + j * kThreads;
+      if (row < VKF_BM) vkf_row_stats[row] = vkf_row_moments(vkf_sum[j], vkf_squares[j]);
+    }
+#endif
+    barrier();
+#endif
 
 #if VKF_SPLIT_K > 1
     // Slice 0 adds the other slices' partial sums. Slices 1.. write the next tile's partials only after

@@ -39,6 +39,13 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{2, 1, 37, 9}, {3, 9, 40}}},           // batches broadcast both ways, tiled
     {"MatMul", {{9, 1, 40}, {40, 33}}},                // one B for all: 9 one-row products as 9 rows, tiled
     {"MatMul", {{1, 5, 3, 130}, {1, 130, 31}}},        // one B (batch dimension of 1): 15 rows of 5 products
+    // A LayerNorm folded into the product: the row statistics summed from shared memory (K not whole
+    // vec4s; f16), or from registers with subgroup shuffles (rows of whole vec4s, f32); rows that are
+    // not a whole tile; 3 rows (the tiled root, never the skinny one); batches stacked into rows.
+    {"LayerNormMatMul", {{7, 13}, {13, 5}, {5}, {5}}},
+    {"LayerNormMatMul", {{3, 130}, {130, 40}, {40}, {40}}},
+    {"LayerNormMatMul", {{2, 33, 64}, {64, 31}, {31}, {31}}, {{"epsilon", 1e-3f}}},
+    {"LayerNormMatMul", {{1, 197, 256}, {256, 96}, {96}, {96}}},
 };
 
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,

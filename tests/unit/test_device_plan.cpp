@@ -59,15 +59,22 @@ TEST_CASE("device plan from large caps keeps its own caps") {
   CHECK(odd.chunk_bytes() == 4096);  // chunks start at aligned offsets
 }
 
-TEST_CASE("subgroup arithmetic in compute shaders: basic and arithmetic operations, in the compute stage") {
-  DeviceCaps caps = fake_caps(256);
-  caps.subgroup_size = 32;
-  caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
-  CHECK_FALSE(make_device_plan(caps).subgroup_arithmetic);  // not in the compute stage
-  caps.subgroup_in_compute = true;
-  CHECK(make_device_plan(caps).subgroup_arithmetic);
-  caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
-  CHECK_FALSE(make_device_plan(caps).subgroup_arithmetic);
+TEST_CASE("subgroup arithmetic and shuffles in compute shaders: basic and that operation, in the compute stage") {
+  struct Feature {
+    VkSubgroupFeatureFlags bit;
+    bool DevicePlan::*flag;
+  };
+  for (const Feature f : {Feature{VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, &DevicePlan::subgroup_arithmetic},
+                          Feature{VK_SUBGROUP_FEATURE_SHUFFLE_BIT, &DevicePlan::subgroup_shuffle}}) {
+    DeviceCaps caps = fake_caps(256);
+    caps.subgroup_size = 32;
+    caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | f.bit;
+    CHECK_FALSE(make_device_plan(caps).*f.flag);  // not in the compute stage
+    caps.subgroup_in_compute = true;
+    CHECK(make_device_plan(caps).*f.flag);
+    caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT;
+    CHECK_FALSE(make_device_plan(caps).*f.flag);
+  }
 }
 
 TEST_CASE("the reduce workgroup is a power of two") {
