@@ -239,7 +239,7 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& given) {
   // 32x32x8 4x4 without split (64 invocations, 4.6 KB) fits every Vulkan device.
   GemmTile t{32, 32, kShallowBk, 4, 4, 1};
   if (g_forced_tile && tile_fits(*g_forced_tile, device) &&
-      (g_forced_tile->groups == 1 || (device.max_bindings >= kMinBindingsForScratch && !p.row_norm))) {
+      (g_forced_tile->groups == 1 || device.max_bindings >= kMinBindingsForScratch)) {
     t = *g_forced_tile;
   } else {
     struct Score {
@@ -257,7 +257,6 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& given) {
       if (c.split * c.groups > 1 && p.k < kMinSplitSteps * c.split * c.groups * c.bk) continue;
       if (c.tm * c.tn == 32 && (p.m > kWideBlockMaxRows || p.k < kWideBlockMinK)) continue;
       if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
-      if (c.groups > 1 && p.row_norm) continue;  // the row statistics are summed within the workgroup
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
       if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups))) continue;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
@@ -544,8 +543,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     k_part = div_up(div_up(p.k, tiling.groups), tiling.bk) * tiling.bk;
     tiling.groups = static_cast<std::uint32_t>(div_up(p.k, k_part));
     launch.split_counters = static_cast<std::uint32_t>(p.batch * tiles_m * tiles_n);
-    launch.split_partial_bytes =
-        static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm * tiling.bn * 4;
+    // (A folded LayerNorm's parts leave their rows' two sums after all the partial sums.)
+    launch.split_partial_bytes = static_cast<std::uint64_t>(p.batch * tiles_m * tiles_n) * tiling.groups * tiling.bm *
+                                 (tiling.bn + (p.row_norm ? 2 : 0)) * 4;
   }
   bool a_runs = false, b_runs = false;  // operands the tiled and coopmat roots load in 16-byte runs
   if (tiling.kernel == GemmKernel::kSkinny) {
@@ -614,9 +614,14 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
       // The invocations staging a row's vec4s along K add their sums with shuffles where they are
       // neighbours in one subgroup; otherwise the first bm invocations read the rows from shared memory.
       const bool shuffle = a_runs && a_k_fast && device.subgroup_shuffle && tiling.bk / 4 <= device.subgroup_size;
+      // C and Bias load 4 at a time (raw 16-byte runs) for the vector stores where they are f32.
+      const bool vectors = p.a_dtype == DType::kF32 && p.n % 4 == 0 && (a_runs || b_runs);
       launch.defines.insert(launch.defines.end(), {{"VKF_ROW_NORM", "1"},
                                                    {"VKF_ROW_NORM_EPSILON", glsl_float_literal(p.row_norm_epsilon)},
-                                                   {"VKF_ROW_NORM_SHUFFLE", shuffle ? "1" : "0"}});
+                                                   {"VKF_ROW_NORM_SHUFFLE", shuffle ? "1" : "0"},
+                                                   {"VKF_ROW_NORM_VEC4", vectors ? "1" : "0"}});
+      for (auto& [name, value] : launch.defines)
+        if (name == "VKF_GEMM_VALUE4(m, n, acc)") value = "vkf_row_norm4(vkf_row_stats[(m) - m0], n, acc)";
     }
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};

@@ -82,7 +82,7 @@ struct GemmProblem {
   // A LayerNorm folded into the product (LayerNormMatMul, host/ops/matmul_ops.cpp): the tiled root
   // subtracts each row's first element from A as it stages it, sums the shifted row and its squares
   // as it goes, and stores r * (acc - (mean - shift) * C[n]) + Bias[n] (C and Bias the op's inputs 2
-  // and 3; r = 1 / sqrt(var + epsilon)). Always the tiled root, K never split across workgroups.
+  // and 3; r = 1 / sqrt(var + epsilon)). Always the tiled root.
   bool row_norm = false;
   float row_norm_epsilon = 0.0f;
 };

@@ -45,7 +45,9 @@
 // (A loaded as vec4s along K) from each invocation's registers, its row's invocations (neighbours in a
 // subgroup) adding theirs with shuffles; otherwise the first VKF_BM invocations read their rows from
 // shared memory each step. Shifted, the sums do not cancel where a row's mean is large against its
-// spread (host/passes/fold_layer_norm.h). VKF_GEMM_VALUE applies it: vkf_row_norm(vkf_row_stats[m - m0], n, acc).
+// spread (host/passes/fold_layer_norm.h). With K split across workgroups each part leaves its rows' sums
+// beside its partial sums and the last to arrive adds them. VKF_GEMM_VALUE applies it:
+// vkf_row_norm(vkf_row_stats[m - m0], n, acc).
 #extension GL_EXT_control_flow_attributes : enable
 #if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE
 #extension GL_KHR_shader_subgroup_shuffle : enable
@@ -92,13 +94,22 @@ shared vec4 vkf_partial[uint(VKF_SPLIT_K - 1) * (VKF_TM * VKF_TN / 4u) * kSliceT
 shared vec2 vkf_row_stats[VKF_BM];  // per row of the tile: (mean - shift, 1 / sqrt(var + epsilon))
 const uint kNormRows = (VKF_BM + kThreads - 1u) / kThreads;  // rows each invocation sums (without shuffles)
 // A row's statistics from the sums of its K shifted elements and of their squares.
-vec2 vkf_row_moments(float sum, float squares) {
-  const float mean = sum / float(VKF_K);
-  const float variance = max(squares / float(VKF_K) - mean * mean, 0.0);
+vec2 vkf_row_moments(vec2 sums) {
+  const float mean = sums.x / float(VKF_K);
+  const float variance = max(sums.y / float(VKF_K) - mean * mean, 0.0);
   return vec2(mean, inversesqrt(variance + VKF_ROW_NORM_EPSILON));
 }
 float vkf_row_norm(vec2 stats, uint n, float acc) {
   return stats.y * (acc - stats.x * float(VKF_IN2(n))) + float(VKF_IN3(n));
+}
+vec4 vkf_row_norm4(vec2 stats, uint n, vec4 acc) {  // columns n .. n + 3
+#if VKF_ROW_NORM_VEC4
+  const vec4 c = uintBitsToFloat(VKF_IN2_RAW16(n)), bias = uintBitsToFloat(VKF_IN3_RAW16(n));
+#else
+  const vec4 c = vec4(VKF_IN2(n), VKF_IN2(n + 1u), VKF_IN2(n + 2u), VKF_IN2(n + 3u));
+  const vec4 bias = vec4(VKF_IN3(n), VKF_IN3(n + 1u), VKF_IN3(n + 2u), VKF_IN3(n + 3u));
+#endif
+  return stats.y * (acc - stats.x * c) + bias;
 }
 #endif
 
@@ -307,8 +318,9 @@ void main() {
 #undef VKF_STORE_SLICES
 
 #if VKF_ROW_NORM
-    // The rows' statistics, for the stores. (The previous tile's stores read them before this tile's first
-    // barrier.)
+    // Each row's sums (of its shifted elements, of their squares) into vkf_row_stats, then its statistics
+    // for the stores (with K split across workgroups, from every part's sums: below). The previous tile's
+    // stores read vkf_row_stats before this tile's first barrier.
 #if VKF_ROW_NORM_SHUFFLE
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
       [[unroll]] for (uint o = 1u; o < VKF_BK / 4u; o <<= 1u) {
@@ -316,15 +328,22 @@ void main() {
         vkf_squares[i] += subgroupShuffleXor(vkf_squares[i], o);
       }
       const uvec2 s = VKF_A_SLOT(i);
-      if (s.y == 0u) vkf_row_stats[s.x] = vkf_row_moments(vkf_sum[i], vkf_squares[i]);
+      if (s.y == 0u) vkf_row_stats[s.x] = vec2(vkf_sum[i], vkf_squares[i]);
     }
 #else
     [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
       const uint row = gl_LocalInvocationID.x + j * kThreads;
-      if (row < VKF_BM) vkf_row_stats[row] = vkf_row_moments(vkf_sum[j], vkf_squares[j]);
+      if (row < VKF_BM) vkf_row_stats[row] = vec2(vkf_sum[j], vkf_squares[j]);
     }
 #endif
     barrier();
+#if VKF_SPLIT_GROUPS == 1
+    [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
+      const uint row = gl_LocalInvocationID.x + j * kThreads;
+      if (row < VKF_BM) vkf_row_stats[row] = vkf_row_moments(vkf_row_stats[row]);
+    }
+    barrier();
+#endif
 #endif
 
 #if VKF_SPLIT_K > 1
@@ -354,8 +373,35 @@ void main() {
         [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j)
           vkf_split_partials.d[tile_partials + part * kPartVec4s + (i * (VKF_TN / 4u) + j) * kSliceThreads + lane] = acc[i][j];
     }
+#if VKF_ROW_NORM
+    // This part's row sums, after every tile's partial sums: row r of part q of `item` at floats
+    // kRowSums + ((item * G + q) * VKF_BM + r) * 2, + 1.
+    const uint kRowSums = 4u * VKF_BATCH * tiles * uint(VKF_SPLIT_GROUPS) * kPartVec4s;
+    [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
+      const uint row = gl_LocalInvocationID.x + j * kThreads;
+      if (row < VKF_BM) {
+        const uint at = kRowSums + ((item * uint(VKF_SPLIT_GROUPS) + part) * VKF_BM + row) * 2u;
+        vkf_split_partials_f.d[at] = vkf_row_stats[row].x;
+        vkf_split_partials_f.d[at + 1u] = vkf_row_stats[row].y;
+      }
+    }
+#endif
     VKF_SPLIT_ARRIVE(item, uint(VKF_SPLIT_GROUPS));
     if (!vkf_split_last) continue;  // uniform: the tile's last workgroup adds and stores
+#if VKF_ROW_NORM
+    [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
+      const uint row = gl_LocalInvocationID.x + j * kThreads;
+      if (row < VKF_BM) {
+        vec2 sums = vec2(0.0);
+        for (uint q = 0u; q < uint(VKF_SPLIT_GROUPS); ++q) {
+          const uint at = kRowSums + ((item * uint(VKF_SPLIT_GROUPS) + q) * VKF_BM + row) * 2u;
+          sums += vec2(vkf_split_partials_f.d[at], vkf_split_partials_f.d[at + 1u]);
+        }
+        vkf_row_stats[row] = vkf_row_moments(sums);
+      }
+    }
+    barrier();
+#endif
     if (slice == 0u) {
       [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
         [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = vec4(0.0);

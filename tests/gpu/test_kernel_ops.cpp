@@ -41,11 +41,13 @@ const std::vector<KernelCase> kMatMulCases = {
     {"MatMul", {{1, 5, 3, 130}, {1, 130, 31}}},        // one B (batch dimension of 1): 15 rows of 5 products
     // A LayerNorm folded into the product: the row statistics summed from shared memory (K not whole
     // vec4s; f16), or from registers with subgroup shuffles (rows of whole vec4s, f32); rows that are
-    // not a whole tile; 3 rows (the tiled root, never the skinny one); batches stacked into rows.
+    // not a whole tile; 3 rows (the tiled root, never the skinny one); batches stacked into rows; K split
+    // across workgroups.
     {"LayerNormMatMul", {{7, 13}, {13, 5}, {5}, {5}}},
     {"LayerNormMatMul", {{3, 130}, {130, 40}, {40}, {40}}},
     {"LayerNormMatMul", {{2, 33, 64}, {64, 31}, {31}, {31}}, {{"epsilon", 1e-3f}}},
     {"LayerNormMatMul", {{1, 197, 256}, {256, 96}, {96}, {96}}},
+    {"LayerNormMatMul", {{37, 1000}, {1000, 45}, {45}, {45}}},  // K split across workgroups: parts' row sums added
 };
 
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
