@@ -2,6 +2,7 @@
 // its attributes), in topological order. Built by GraphBuilder, read by the passes and planners.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,8 @@ struct Value {
   DType dtype = DType::kF32;
   NodeId producer = kNoNode;         // kNoNode for graph inputs and constants
   std::vector<NodeId> consumers;
-  std::optional<HostTensor> constant;  // set for constants
+  // Set for constants; shared, so that a copy of the graph (a pass's rewrite) does not copy the data.
+  std::shared_ptr<const HostTensor> constant;
   bool is_input = false;
   bool is_output = false;
 

@@ -109,7 +109,7 @@ Tensor GraphBuilder::constant(HostTensor data, std::string name) {
     return {};
   }
   Value value{std::move(name), data.shape, data.dtype};
-  value.constant = std::move(data);
+  value.constant = std::make_shared<const HostTensor>(std::move(data));
   return state_->add_value(std::move(value));
 }
 

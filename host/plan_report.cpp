@@ -40,7 +40,7 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
     v.producer = value.producer;
     v.is_input = value.is_input;
     v.is_output = value.is_output;
-    v.is_constant = value.constant.has_value();
+    v.is_constant = value.constant != nullptr;
     v.is_scalar_constant = value.constant && value.constant->numel() == 1;
     v.bytes = value.bytes();
     report.values.push_back(std::move(v));
