@@ -53,12 +53,17 @@ const std::vector<KernelCase> kMatMulCases = {
 // The root and blocking MatMul picks for these operands on `plan`, e.g. "tiled 128x128x16 2" (tile,
 // stages), "tiled 32x32x16 2 split 4" (split K inside the workgroup), "tiled 32x32x16 2 over 4 workgroups"
 // (split K across workgroups) or "skinny 4x32" (rows x columns per workgroup).
-std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan, DType dtype = DType::kF32) {
-  const OpDef* op = find_op("MatMul");
+// With `layer_norm`, the same for LayerNormMatMul (its C and Bias vectors beside).
+std::string matmul_blocking(const Shape& a, const Shape& b, const DevicePlan& plan, DType dtype = DType::kF32,
+                            bool layer_norm = false) {
+  const OpDef* op = find_op(layer_norm ? "LayerNormMatMul" : "MatMul");
   REQUIRE(op != nullptr);
-  const std::vector<TensorInfo> in = {{a, dtype}, {b, dtype}};
+  std::vector<TensorInfo> in = {{a, dtype}, {b, dtype}};
+  if (layer_norm) in.insert(in.end(), 2, TensorInfo{{b.back()}, dtype});
   const AttrLists lists;
-  auto launch = op->launch(in, TensorInfo{}, OpAttrs{{}, lists}, plan);
+  std::vector<float> defaults;
+  for (const AttrDef& attr : op->attrs) defaults.push_back(attr.default_value);
+  auto launch = op->launch(in, TensorInfo{}, OpAttrs{defaults, lists}, plan);
   REQUIRE_MESSAGE(launch.ok(), launch.status().to_string());
   auto define = [&](std::string_view name) {
     for (const auto& [key, value] : launch->defines)
@@ -164,6 +169,22 @@ TEST_CASE("MatMul picks each GEMM blocking from its sizes and the device") {
   CHECK(matmul_blocking({4096, 4096}, {4096, 4096}, plan_with(16384, 256)) == "tiled 128x128x8 1");
   CHECK(matmul_blocking({37, 1000}, {1000, 45}, plan_with(16384, 128)) == "tiled 32x32x16 2 over 16 workgroups");
   CHECK(matmul_blocking({1, 777}, {777, 50}, plan_with(16384, 128)) == "skinny 1x32");
+}
+
+TEST_CASE("LayerNormMatMul always takes the tiled root, with the blocking MatMul would take there") {
+  // Its row statistics live in the tiled root: no skinny root for few rows, no cooperative matrices for
+  // f16; K split across workgroups as MatMul's (the parts' row sums meet in the scratch).
+  DevicePlan h100 = plan_with(49152, 1024);
+  h100.subgroup_size = 32;
+  h100.subgroup_shuffle = true;
+  CHECK(matmul_blocking({3, 130}, {130, 40}, h100, DType::kF32, true) == "tiled 32x32x16 2 over 3 workgroups");
+  CHECK(matmul_blocking({197, 768}, {768, 2304}, h100, DType::kF32, true) == "tiled 32x64x16 2 over 2 workgroups");
+  CHECK(matmul_blocking({197, 768}, {768, 3072}, h100, DType::kF32, true) == "tiled 32x64x16 2 over 2 workgroups");
+  CHECK(matmul_blocking({3136, 96}, {96, 384}, h100, DType::kF32, true) == "tiled 64x64x16 2");
+  h100.f16_storage = true;
+  h100.coopmat_f16 = true;
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16).rfind("coopmat", 0) == 0);
+  CHECK(matmul_blocking({1024, 1024}, {1024, 1024}, h100, DType::kF16, true) == "tiled 64x64x16 2");
 }
 
 // f16 operands on a device with NV cooperative matrices (16x16x16 fp16 products; the H100): 128x128x64
