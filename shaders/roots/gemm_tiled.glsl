@@ -49,6 +49,10 @@
 // beside its partial sums and the last to arrive adds them. VKF_GEMM_VALUE applies it:
 // vkf_row_norm(vkf_row_stats[m - m0], n, acc).
 #extension GL_EXT_control_flow_attributes : enable
+#ifndef VKF_ROW_NORM  // (MatMul and Gemm: no LayerNorm)
+#define VKF_ROW_NORM 0
+#define VKF_ROW_NORM_SHUFFLE 0
+#endif
 #if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE
 #extension GL_KHR_shader_subgroup_shuffle : enable
 #endif
