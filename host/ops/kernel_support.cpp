@@ -613,7 +613,10 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
     if (p.row_norm) {
       // The invocations staging a row's vec4s along K add their sums with shuffles where they are
       // neighbours in one subgroup; otherwise the first bm invocations read the rows from shared memory.
-      const bool shuffle = a_runs && a_k_fast && device.subgroup_shuffle && tiling.bk / 4 <= device.subgroup_size;
+      // (Whole power-of-two groups of lanes: a forced tile may be 24 deep.)
+      const std::uint32_t lanes = tiling.bk / 4;
+      const bool shuffle = a_runs && a_k_fast && device.subgroup_shuffle && std::has_single_bit(lanes) &&
+                           lanes <= device.subgroup_size;
       // C and Bias load 4 at a time (raw 16-byte runs) for the vector stores where they are f32.
       const bool vectors = p.a_dtype == DType::kF32 && p.n % 4 == 0 && (a_runs || b_runs);
       launch.defines.insert(launch.defines.end(), {{"VKF_ROW_NORM", "1"},

@@ -84,7 +84,10 @@ class Matcher {
     const NodeId reduce_mean = producer_only_for(g_.node(subtract).inputs[1], subtract);
     if (reduce_mean == kNoNode || !last_axis_mean(reduce_mean) || g_.node(reduce_mean).inputs[0] != m.x) return std::nullopt;
     const Value& x = g_.value(m.x);
-    if (x.dtype != DType::kF32 || x.shape.empty() || x.shape.back() != k || (m.view != kNoNode && g_.is_view(m.x)))
+    // (LayerNormMatMul reads a matrix: x, or the view of it, of rank 2 or more.)
+    const Shape& read = m.view != kNoNode ? g_.value(mm.inputs[0]).shape : x.shape;
+    if (x.dtype != DType::kF32 || x.shape.empty() || x.shape.back() != k || read.size() < 2 ||
+        (m.view != kNoNode && g_.is_view(m.x)))
       return std::nullopt;
     chain.insert(chain.end(), {sqrt, add_epsilon, reduce_variance, square, subtract, reduce_mean});
     m.removed = chain;

@@ -80,6 +80,13 @@ const uint kSliceK = VKF_BK / uint(VKF_SPLIT_K);  // k's of each staged slice on
 #define VKF_B_V 1
 #define VKF_B_REG float
 #endif
+// A folded LayerNorm's sums taken with shuffles only where A really loads as vec4s along K (the host
+// asks for them from the layout; an A computed in the loads or bound in chunks loads element by element).
+#if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE && VKF_A_V == 4 && VKF_A_K_FAST
+#define VKF_NORM_SHUFFLED 1
+#else
+#define VKF_NORM_SHUFFLED 0
+#endif
 const uint kLoadsA = VKF_BM * VKF_BK / uint(VKF_A_V) / kThreads;  // loads of A each invocation issues per step
 const uint kLoadsB = VKF_BK * VKF_BN / uint(VKF_B_V) / kThreads;
 const uint kRowA = VKF_BM / 4u + 1u;  // vec4s per k row of the A slice, one of padding
@@ -107,7 +114,7 @@ float vkf_row_norm(vec2 stats, uint n, float acc) {
   return stats.y * (acc - stats.x * float(VKF_IN2(n))) + float(VKF_IN3(n));
 }
 vec4 vkf_row_norm4(vec2 stats, uint n, vec4 acc) {  // columns n .. n + 3
-#if VKF_ROW_NORM_VEC4
+#if VKF_ROW_NORM_VEC4 && defined(VKF_IN2_RAW) && defined(VKF_IN3_RAW)
   const vec4 c = uintBitsToFloat(VKF_IN2_RAW16(n)), bias = uintBitsToFloat(VKF_IN3_RAW16(n));
 #else
   const vec4 c = vec4(VKF_IN2(n), VKF_IN2(n + 1u), VKF_IN2(n + 2u), VKF_IN2(n + 3u));
@@ -180,7 +187,7 @@ uvec2 vkf_slot_k(uint i, uint rows) {
 #endif
 // A folded LayerNorm's shift (VKF_ROW_NORM): the value A's padding loads as (staged as zero), and what
 // staging does to a loaded unit first.
-#if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE
+#if VKF_NORM_SHUFFLED
 #define VKF_A_PAD(i) vkf_shift[i]
 #define VKF_A_SHIFT(i) ra[i] -= vkf_shift[i]; vkf_sum[i] += dot(ra[i], vec4(1.0)); vkf_squares[i] += dot(ra[i], ra[i]);
 #elif VKF_ROW_NORM
@@ -241,7 +248,7 @@ void main() {
       vkf_shift[i] = vec4(vkf_shift[i].x);  // (the unit's first element is the row's)
 #endif
     }
-#if VKF_ROW_NORM_SHUFFLE
+#if VKF_NORM_SHUFFLED
     float vkf_sum[kLoadsA], vkf_squares[kLoadsA];
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) vkf_sum[i] = vkf_squares[i] = 0.0;
 #else
@@ -296,7 +303,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < VKF_TM; ++i)
           [[unroll]] for (uint j = 0u; j < VKF_TN / 4u; ++j) acc[i][j] = fma(vec4(a[i / 4u][i % 4u]), b[j], acc[i][j]);
       }
-#if VKF_ROW_NORM && !VKF_ROW_NORM_SHUFFLE
+#if VKF_ROW_NORM && !VKF_NORM_SHUFFLED
       [[unroll]] for (uint j = 0u; j < kNormRows; ++j) {
         const uint row = gl_LocalInvocationID.x + j * kThreads;
         if (row < VKF_BM) {
@@ -325,7 +332,7 @@ void main() {
     // Each row's sums (of its shifted elements, of their squares) into vkf_row_stats, then its statistics
     // for the stores (with K split across workgroups, from every part's sums: below). The previous tile's
     // stores read vkf_row_stats before this tile's first barrier.
-#if VKF_ROW_NORM_SHUFFLE
+#if VKF_NORM_SHUFFLED
     [[unroll]] for (uint i = 0u; i < kLoadsA; ++i) {
       [[unroll]] for (uint o = 1u; o < VKF_BK / 4u; o <<= 1u) {
         vkf_sum[i] += subgroupShuffleXor(vkf_sum[i], o);

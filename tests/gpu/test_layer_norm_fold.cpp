@@ -24,9 +24,10 @@ Tensor constant(GraphBuilder& b, const Shape& shape, std::mt19937& rng, float lo
 
 // x -> LayerNormalization(gamma[, beta]) -> MatMul(W) [-> Add(bias)] -> Relu -> y, constants drawn from rng.
 Graph layer_norm_product(const Shape& x_shape, const Shape& view_perm_of, std::int64_t n, bool beta, bool bias,
-                         std::mt19937& rng) {
+                         std::mt19937& rng, bool relu_first = false) {
   GraphBuilder b;
   Tensor x = b.input("x", x_shape);
+  if (relu_first) x = b.op("Relu", {x});  // computed in the product's loads: A loads element by element
   if (!view_perm_of.empty()) x = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>(view_perm_of.begin(), view_perm_of.end())}});
   const std::int64_t k = b.shape(x).back();
   std::vector<Tensor> ln = {x, constant(b, {k}, rng, 0.5f, 1.5f)};
@@ -46,19 +47,21 @@ TEST_CASE("a LayerNorm folded into the product that reads it: fused against unfu
     Shape x, perm;
     std::int64_t n;
     bool beta, bias;
-    std::size_t unfused;  // dispatches: the LayerNorm's 9 (7 without beta), the MatMul, the Add, the Relu
+    std::size_t unfused;  // dispatches: the LayerNorm's 9 (8 without beta), the MatMul, the Add, the Relu
+    bool relu_first = false;  // a Relu before the LayerNorm (+1 unfused)
   };
   const Case cases[] = {
       {{1, 37, 64}, {}, 48, true, true, 12},      // rows of whole vec4s: shuffled sums
       {{2, 45, 50}, {}, 24, true, false, 11},     // rows of 50: sums read back from shared memory
       {{3, 130}, {}, 40, false, true, 11},        // 3 rows (the tiled root), no LayerNorm bias
       {{1, 40, 5, 7}, {0, 2, 3, 1}, 24, true, true, 12},  // channels-last view: loads along M
+      {{1, 37, 64}, {}, 48, true, true, 13, true},  // rows of whole vec4s, but A computed in the loads
   };
   std::uint32_t seed = 700;
   for (const Case& c : cases) {
     CAPTURE(shape_to_string(c.x));
     std::mt19937 rng(seed++);
-    const Graph graph = layer_norm_product(c.x, c.perm, c.n, c.beta, c.bias, rng);
+    const Graph graph = layer_norm_product(c.x, c.perm, c.n, c.beta, c.bias, rng, c.relu_first);
     const FusionOutcome o = check_fused_unfused(graph, random_feeds({{"x", c.x}}, seed++, kUnit), 1e-4, 1e-4);
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == c.unfused);

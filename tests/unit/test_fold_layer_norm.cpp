@@ -69,10 +69,18 @@ TEST_CASE("fold: LayerNorm -> MatMul -> bias Add becomes one LayerNormMatMul wit
   CHECK(&graph_to_plan(graph_ir(graph), FusionMode::kUnfused, holder) == &graph_ir(graph));
 }
 
-TEST_CASE("fold: left alone where the LayerNorm's result has another reader, W is no constant, or x is f16") {
+TEST_CASE("fold: left alone where the LayerNorm's result has another reader, W is no constant, x is f16 or a vector") {
   CHECK_FALSE(fold_layer_norms(graph_ir(layer_norm_product(true))).has_value());
   CHECK_FALSE(fold_layer_norms(graph_ir(layer_norm_product(false, false))).has_value());
   CHECK_FALSE(fold_layer_norms(graph_ir(layer_norm_product(false, true, DType::kF16))).has_value());
+  // One row of rank 1: LayerNormMatMul reads matrices.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {3});
+  const Tensor ln = b.op("LayerNormalization", {x, b.constant(HostTensor::from_floats({3}, {1.0f, 2.0f, 3.0f}))});
+  b.output(b.op("MatMul", {ln, b.constant(HostTensor::from_floats({3, 2}, {1, 2, 3, 4, 5, 6}))}), "y");
+  auto vector_graph = b.build();
+  REQUIRE(vector_graph.ok());
+  CHECK_FALSE(fold_layer_norms(graph_ir(*vector_graph)).has_value());
 }
 
 }  // namespace vkfuse
