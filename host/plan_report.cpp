@@ -30,6 +30,7 @@ Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device
   PlanReport report;
   report.fused = mode == FusionMode::kFused;
   report.op_count = plan.op_count;
+  report.folded_layer_norms = folded ? folded->folded : 0;
   report.inputs.assign(ir.inputs.begin(), ir.inputs.end());
   report.outputs.assign(ir.outputs.begin(), ir.outputs.end());
   for (const Value& value : ir.values) {

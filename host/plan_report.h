@@ -59,6 +59,7 @@ struct PlanReport {
   std::vector<int> inputs, outputs;
   std::size_t op_count = 0;    // nodes that compute (views excluded)
   std::size_t view_count = 0;  // nodes that are views
+  int folded_layer_norms = 0;  // fused plans: LayerNorms folded into the products that read them
   std::uint64_t kept_bytes = 0;  // over all groups
 };
 

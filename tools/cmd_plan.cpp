@@ -174,10 +174,13 @@ int run_plan(const Args& args) {
                   report->values[static_cast<std::size_t>(whole)].name.c_str());
   }
   // ONNX ops are the nodes in the file; graph ops are what remains after import (constant folding,
-  // BatchNormalization folding, views).
+  // BatchNormalization folding, views) and, in a fused plan, after the LayerNorm fold.
   std::printf("total: ");
   if (graph->source_op_count() > 0) std::printf("%zu ONNX ops, ", graph->source_op_count());
   std::printf("%zu graph ops after import", report->op_count);
+  if (report->folded_layer_norms > 0)
+    std::printf(" and %d LayerNorm%s folded into the products that read %s", report->folded_layer_norms,
+                report->folded_layer_norms == 1 ? "" : "s", report->folded_layer_norms == 1 ? "it" : "them");
   if (report->view_count > 0)
     std::printf(" (+%zu view%s, no dispatch)", report->view_count, report->view_count == 1 ? "" : "s");
   const std::size_t waves = report->groups.empty() ? 0 : report->groups.back().wave + 1;
