@@ -42,8 +42,9 @@
 // (subtracted as A is staged, its padding being the shift itself, so that it stages as zero), mean and
 // r = 1 / sqrt(var + VKF_ROW_NORM_EPSILON) the row's statistics, C and Bias inputs 2 and 3 (vectors of N).
 // The shifted rows' sums and sums of squares are taken from what is staged: with VKF_ROW_NORM_SHUFFLE
-// (A loaded as vec4s along K) from each invocation's registers, its row's invocations (neighbours in a
-// subgroup) adding theirs with shuffles; otherwise the first VKF_BM invocations read their rows from
+// (A loaded as vec4s along K) from each invocation's registers, its row's invocations (consecutive
+// invocation indices, taken to be neighbouring lanes of one subgroup, as on NVIDIA and lavapipe) adding
+// theirs with shuffles; otherwise the first VKF_BM invocations read their rows from
 // shared memory each step. Shifted, the sums do not cancel where a row's mean is large against its
 // spread (host/passes/fold_layer_norm.h). With K split across workgroups each part leaves its rows' sums
 // beside its partial sums and the last to arrive adds them. VKF_GEMM_VALUE applies it:
