@@ -2,6 +2,7 @@
 // op of the table has test cases. The cases live beside each table's tests (test_*_ops.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -311,12 +312,13 @@ TEST_CASE("f16 MatMul and Conv match their references with every cooperative-mat
 // deep (64: one stage here, two on an H100), 64x64 8x8 with 2), in f16 too, whatever K; and split K
 // across 3, 4 (with 2 slices inside) and 16 workgroups per tile. MatMul's cases and Gemm's (every
 // transA / transB, so each operand is read along K and across it).
-TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
+// The kernel cases of `ops` (MatMul's and nn's tables) with each forced GEMM tile: f32, and f16 on the
+// 64-row tiles and the split ones.
+void check_forced_tiles(std::initializer_list<std::string_view> ops, std::uint32_t seed) {
   const ForcedTileReset reset;
   const DevicePlan& plan = gpu_context().impl()->plan;
-  std::uint32_t seed = 900;
   for (const GemmTile& tile : {GemmTile{128, 128, 16, 8, 8}, GemmTile{128, 256, 8, 8, 16}, GemmTile{128, 256, 16, 8, 16},
-                               GemmTile{64, 64, 16, 8, 8},
+                               GemmTile{64, 64, 16, 8, 8}, GemmTile{128, 32, 16, 8, 8},
                                GemmTile{32, 32, 16, 4, 4, 2}, GemmTile{32, 32, 16, 4, 4, 4}, GemmTile{32, 32, 8, 4, 4, 4},
                                GemmTile{64, 64, 16, 8, 8, 2}, GemmTile{64, 64, 8, 8, 8, 2}, GemmTile{32, 32, 32, 4, 4, 2},
                                GemmTile{32, 32, 32, 4, 4, 4}, GemmTile{32, 32, 64, 4, 4, 4},
@@ -330,7 +332,7 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
     CAPTURE(tile.groups);
     for (auto cases : {matmul_cases(), nn_cases()})
       for (const KernelCase& c : cases) {
-        if (std::string_view(c.op) != "MatMul" && std::string_view(c.op) != "Gemm") continue;
+        if (std::find(ops.begin(), ops.end(), std::string_view(c.op)) == ops.end()) continue;
         CAPTURE(c.op);
         CAPTURE(shape_to_string(c.inputs[0]));
         check_kernel_case(c, DType::kF32, seed++);
@@ -339,6 +341,16 @@ TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
   }
   REQUIRE(force_gemm_tile(std::nullopt, plan).ok());
   CHECK(validation_errors() == 0);
+}
+
+TEST_CASE("MatMul and Gemm match their CPU references with forced GEMM tiles") {
+  check_forced_tiles({"MatMul", "Gemm"}, 900);
+}
+
+// (128x32 of 8x8 blocks: 64 invocations for 128 rows, each summing two rows' statistics where shuffles
+// do not; 64 deep on lavapipe: 16 lanes per row, more than its subgroup of 8.)
+TEST_CASE("LayerNormMatMul matches its CPU reference with forced GEMM tiles") {
+  check_forced_tiles({"LayerNormMatMul"}, 1900);
 }
 
 TEST_CASE("split K across workgroups: counters are left zero for the next run and the next such group") {
