@@ -86,9 +86,8 @@ struct Session::Impl {
 
   // Fused sessions run the graph with its LayerNorms folded into the products that read them
   // (host/passes/fold_layer_norm.h), where there are any; unfused ones the graph as it was built.
-  std::optional<FoldedLayerNorms> folded;
-  const GraphIR* planned = nullptr;  // graph_to_plan's
-  const GraphIR& ir() const { return *planned; }
+  std::optional<FoldedLayerNorms> folded;  // graph_to_plan's
+  const GraphIR& ir() const { return folded ? folded->graph : graph_ir(graph); }
   const DeviceContext& ctx() const { return context->ctx(); }
 
   // Each group's kernel is built, compiled (or found in the kernel cache) and made into a pipeline as one
@@ -491,7 +490,7 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   SessionCreateStats& stats = impl->create_stats;
   const auto start = Clock::now();
   auto phase = start;
-  impl->planned = &graph_to_plan(graph_ir(impl->graph), mode, impl->folded);
+  (void)graph_to_plan(graph_ir(impl->graph), mode, impl->folded);
   VKFUSE_ASSIGN_OR_RETURN(impl->plan, plan_fusion(impl->ir(), impl->context->plan, mode));
   stats.plan_ms = ms_since(phase);
   phase = Clock::now();

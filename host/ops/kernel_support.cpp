@@ -534,8 +534,9 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                      p.row_norm ? "vkf_row_norm(vkf_row_stats[(m) - m0], n, acc)" : p.value},
                     // Elements (m, n) .. (m, n + 3), for the roots' vector stores (VKF_OUT0_X4).
                     {"VKF_GEMM_VALUE4(m, n, acc)",
-                     "vec4(VKF_GEMM_VALUE(m, n, (acc).x), VKF_GEMM_VALUE(m, (n) + 1u, (acc).y), "
-                     "VKF_GEMM_VALUE(m, (n) + 2u, (acc).z), VKF_GEMM_VALUE(m, (n) + 3u, (acc).w))"}};
+                     p.row_norm ? "vkf_row_norm4(vkf_row_stats[(m) - m0], n, acc)"
+                                : "vec4(VKF_GEMM_VALUE(m, n, (acc).x), VKF_GEMM_VALUE(m, (n) + 1u, (acc).y), "
+                                  "VKF_GEMM_VALUE(m, (n) + 2u, (acc).z), VKF_GEMM_VALUE(m, (n) + 3u, (acc).w))"}};
   // Split K across workgroups (the tiled and coopmat roots): each walks a part of K of whole bk steps,
   // none of them empty; the parts meet in the scratch.
   std::int64_t k_part = p.k;
@@ -611,20 +612,16 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
                                                  {"VKF_SPLIT_GROUPS", std::to_string(tiling.groups)},
                                                  {"VKF_K_PART", glsl_uint(k_part)}});
     if (p.row_norm) {
-      // The invocations staging a row's vec4s along K add their sums with shuffles where they are
-      // neighbours in one subgroup; otherwise the first bm invocations read the rows from shared memory.
-      // (Whole power-of-two groups of lanes: a forced tile may be 24 deep.)
+      // What the device allows the template (roots/gemm_tiled.glsl decides from A's layout): the
+      // invocations staging a row's vec4s along K, bk / 4 of them, may add their sums with shuffles
+      // where they are whole power-of-two groups of one subgroup's lanes (a forced tile may be 24 deep);
+      // C and Bias, f32, may load as raw 16-byte runs.
       const std::uint32_t lanes = tiling.bk / 4;
-      const bool shuffle = a_runs && a_k_fast && device.subgroup_shuffle && std::has_single_bit(lanes) &&
-                           lanes <= device.subgroup_size;
-      // C and Bias load 4 at a time (raw 16-byte runs) for the vector stores where they are f32.
-      const bool vectors = p.a_dtype == DType::kF32 && p.n % 4 == 0 && (a_runs || b_runs);
+      const bool shuffle = device.subgroup_shuffle && std::has_single_bit(lanes) && lanes <= device.subgroup_size;
       launch.defines.insert(launch.defines.end(), {{"VKF_ROW_NORM", "1"},
                                                    {"VKF_ROW_NORM_EPSILON", glsl_float_literal(p.row_norm_epsilon)},
                                                    {"VKF_ROW_NORM_SHUFFLE", shuffle ? "1" : "0"},
-                                                   {"VKF_ROW_NORM_VEC4", vectors ? "1" : "0"}});
-      for (auto& [name, value] : launch.defines)
-        if (name == "VKF_GEMM_VALUE4(m, n, acc)") value = "vkf_row_norm4(vkf_row_stats[(m) - m0], n, acc)";
+                                                   {"VKF_ROW_NORM_VEC4", p.a_dtype == DType::kF32 ? "1" : "0"}});
     }
   }
   launch.workgroups = {grid_for(p.batch * tiles_m * tiles_n * tiling.groups, 1, device), 1, 1};

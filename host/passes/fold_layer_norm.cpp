@@ -41,7 +41,7 @@ class Matcher {
     ValueId a = mm.inputs[0];
     NodeId q = producer_only_for(a, matmul);
     if (q == kNoNode) return std::nullopt;
-    std::vector<NodeId> chain;
+    std::vector<NodeId>& chain = m.removed;
     if (g_.node(q).op->kind == OpKind::kView) {
       // LN(x) seen through a view that moves whole rows (vit_b_16's [1, 197, 768] -> [197, 1, 768]) is
       // LN of x seen through it: the product reads x through the same view.
@@ -90,7 +90,6 @@ class Matcher {
         (m.view != kNoNode && g_.is_view(m.x)))
       return std::nullopt;
     chain.insert(chain.end(), {sqrt, add_epsilon, reduce_variance, square, subtract, reduce_mean});
-    m.removed = chain;
     m.last = matmul;
     // A bias Add after the MatMul folds into Bias'.
     const Value& product = g_.value(mm.output);
@@ -115,9 +114,7 @@ class Matcher {
 
   // The node computing v where `reader` is v's one reader and v is no graph output; else kNoNode.
   NodeId producer_only_for(ValueId v, NodeId reader) const {
-    const Value& value = g_.value(v);
-    if (value.producer == kNoNode || value.is_output || value.consumers != std::vector<NodeId>{reader}) return kNoNode;
-    return value.producer;
+    return read_only_by(v, {reader}) ? g_.value(v).producer : kNoNode;
   }
 
   bool read_only_by(ValueId v, const std::set<NodeId>& readers) const {

@@ -81,8 +81,8 @@ const uint kSliceK = VKF_BK / uint(VKF_SPLIT_K);  // k's of each staged slice on
 #define VKF_B_V 1
 #define VKF_B_REG float
 #endif
-// A folded LayerNorm's sums taken with shuffles only where A really loads as vec4s along K (the host
-// asks for them from the layout; an A computed in the loads or bound in chunks loads element by element).
+// A folded LayerNorm's sums taken with shuffles where the device allows them (VKF_ROW_NORM_SHUFFLE) and A
+// loads as vec4s along K (an A computed in the loads or bound in chunks loads element by element).
 #if VKF_ROW_NORM && VKF_ROW_NORM_SHUFFLE && VKF_A_V == 4 && VKF_A_K_FAST
 #define VKF_NORM_SHUFFLED 1
 #else

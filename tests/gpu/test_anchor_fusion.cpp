@@ -19,12 +19,6 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 constexpr TestDomain kUnit{-1.0f, 1.0f, 0.0f, false};
 
-Graph build(GraphBuilder& b) {
-  auto graph = b.build();
-  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-  return std::move(graph).value();
-}
-
 }  // namespace
 
 TEST_CASE("Conv -> scale -> shift -> Relu -> residual Add is one dispatch") {
@@ -51,7 +45,7 @@ TEST_CASE("Conv -> scale -> shift -> Relu -> residual Add is one dispatch") {
     const Tensor skip = b.input("skip", out);
     const Tensor act = b.op("Relu", {b.op("Add", {b.op("Mul", {conv, scale}), shift})});
     b.output(b.op("Add", {act, skip}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const FusionOutcome o = check_fused_unfused(
         graph,
         random_feeds({{"x", c.x}, {"w", c.w}, {"bias", {c.w[0]}}, {"scale", {1, c.w[0], 1, 1}}, {"shift", {c.w[0], 1, 1}},
@@ -70,7 +64,7 @@ TEST_CASE("Gemm -> residual Add -> Tanh, with the raw Gemm result as a second ou
   const Tensor gemm = b.op("Gemm", {a, w, c}, {{"transB", 1.0f}, {"alpha", 0.5f}});
   b.output(gemm, "raw");
   b.output(b.op("Tanh", {b.op("Add", {gemm, r})}), "y");
-  const Graph graph = build(b);
+  const Graph graph = build_graph(b);
   const FusionOutcome o = check_fused_unfused(
       graph, random_feeds({{"a", {5, 33}}, {"w", {13, 33}}, {"c", {13}}, {"r", {5, 13}}}, 7, kUnit), 1e-5, 1e-4);
   CHECK(o.fused_dispatches == 1);
@@ -82,7 +76,7 @@ TEST_CASE("batched MatMul -> SiLU written as x * Sigmoid(x): a DAG in the store 
   const Tensor a = b.input("a", {3, 7, 13}), w = b.input("w", {13, 9});
   const Tensor m = b.op("MatMul", {a, w});
   b.output(b.op("Mul", {m, b.op("Sigmoid", {m})}), "y");
-  const Graph graph = build(b);
+  const Graph graph = build_graph(b);
   const FusionOutcome o =
       check_fused_unfused(graph, random_feeds({{"a", {3, 7, 13}}, {"w", {13, 9}}}, 8, kUnit), 1e-5, 1e-4);
   CHECK(o.fused_dispatches == 1);
@@ -101,7 +95,7 @@ TEST_CASE("pooling -> Clip, and anchors in a row each take their own chain") {
     const Tensor pool = b.op("MaxPool", {c1}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
     const Tensor clipped = b.op("Clip", {pool}, {{"min", -0.5f}, {"max", 0.5f}});
     b.output(b.op("Neg", {b.op("Conv", {clipped, w2})}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const FusionOutcome o = check_fused_unfused(
         graph, random_feeds({{"x", {1, 7, 10, 9}}, {"w1", {13, 7, 3, 3}}, {"w2", {5, 13, k, k}}}, 9, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == (k == 3 ? 3u : 2u));
@@ -201,7 +195,7 @@ TEST_CASE("Concat written in place: Conv, MatMul, elementwise and reduce produce
     const Tensor conv = b.op("Conv", {x, w2}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
     const Tensor cat = b.op("Concat", {a, conv, b.op("Sigmoid", {x})}, {{"axis", 1.0f}});
     b.output(b.op("Conv", {cat, w3}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const auto feeds = random_feeds({{"x", c.x}, {"w1", {7, 3, 1, 1}}, {"w2", {13, 3, 3, 3}}, {"w3", {5, 23, 1, 1}}}, 500, kUnit);
     const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-4, 1e-4);
     CHECK(o.fused_dispatches == c.fused_dispatches);
@@ -217,7 +211,7 @@ TEST_CASE("Concat written in place: Conv, MatMul, elementwise and reduce produce
     const Tensor mean = b.op("ReduceMean", {x}, {{"axes", std::vector<std::int64_t>{3}}, {"keepdims", 1.0f}});
     b.output(b.op("Concat", {mean, b.op("Exp", {x})}, {{"axis", 3.0f}}), "y1");
     b.output(b.op("Concat", {b.op("MatMul", {p, q}), b.op("MatMul", {r, q})}, {{"axis", 0.0f}}), "y2");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const auto feeds = random_feeds({{"x", {2, 3, 5, 4}}, {"p", {5, 7}}, {"q", {7, 6}}, {"r", {3, 7}}}, 501, kUnit);
     const FusionOutcome o = check_fused_unfused(graph, feeds, 1e-4, 1e-4);
     CHECK(o.fused_dispatches == 4);
@@ -276,7 +270,7 @@ TEST_CASE("Concat written in place: a dense block's Concats share the last one's
         channels += c.grow;
         block = b.op("Concat", features, {{"axis", 1.0f}});
       }
-      const Graph graph = build(b);
+      const Graph graph = build_graph(b);
       const bool f16 = dtype == DType::kF16;
       const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
       CHECK(o.fused_dispatches == c.fused_dispatches);
@@ -322,7 +316,7 @@ TEST_CASE("copies in place: shufflenet units store their halves into the channel
       branch = b.op("Relu", {b.op("Conv", {branch, input("w5", {kC, kC, 1, 1})})});
       const Tensor t2 = shuffle(b.op("Concat", {half(t1, 0.0f), branch}, {{"axis", 1.0f}}));
       b.output(b.op("Conv", {t2, input("wy", {3, 2 * kC, 1, 1})}), "y");
-      const Graph graph = build(b);
+      const Graph graph = build_graph(b);
       const bool f16 = dtype == DType::kF16;
       const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
       // Conv -> Relu, Conv (into the first copy); the second unit's 1x1 Conv (reading its half through
@@ -352,7 +346,7 @@ void check_f32_f16(const std::function<void(GraphBuilder&, const InputMaker&)>& 
       feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
       return b.input(name, shape, dtype);
     });
-    const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+    const FusionOutcome o = check_fused_unfused(build_graph(b), feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
     CHECK(o.fused_dispatches == fused);
     CHECK(o.unfused_dispatches > o.fused_dispatches);
   }
@@ -592,7 +586,7 @@ TEST_CASE("plane sums on every implicit-GEMM tile, K whole and split over workgr
                              {{"pads", Ints{1, 1, 1, 1}}});
     b.output(b.op("ReduceMean", {b.op("Relu", {conv})}, {{"axes", Ints{2, 3}}, {"keepdims", 1.0f}}), "y");
     const auto feeds = random_feeds({{"x", {1, 21, 11, 9}}, {"w", {45, 21, 3, 3}}, {"bias", {45}}}, seed++, kUnit);
-    const FusionOutcome o = check_fused_unfused(build(b), feeds, 1e-5, 1e-4);
+    const FusionOutcome o = check_fused_unfused(build_graph(b), feeds, 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 1);
   }
 }
@@ -680,7 +674,7 @@ TEST_CASE("Concat written in place: Concats that share inputs or read each other
     } else {
       head(b.op("Concat", {x, y, b.op("Concat", {x, y}, {{"axis", 1.0f}})}, {{"axis", 1.0f}}), 10, "a");
     }
-    check_fused_unfused(build(b), random_feeds(shapes, 1400 + static_cast<std::uint32_t>(which), kUnit), 1e-5, 1e-4);
+    check_fused_unfused(build_graph(b), random_feeds(shapes, 1400 + static_cast<std::uint32_t>(which), kUnit), 1e-5, 1e-4);
   }
 }
 
@@ -695,7 +689,7 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
     const Tensor scale = b.input("scale", {1, 12, 1, 1}), skip = b.input("skip", {2, 12, 12, 12});
     const Tensor conv = b.op("Conv", {x, w, bias}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}});
     b.output(b.op("Relu", {b.op("Add", {b.op("Mul", {conv, scale}), skip})}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const FusionOutcome o = check_fused_unfused(
         graph,
         random_feeds({{"x", {2, 8, 12, 12}}, {"w", {12, 8, 3, 3}}, {"bias", {12}}, {"scale", {1, 12, 1, 1}},
@@ -711,7 +705,7 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
     const Tensor m = b.op("MatMul", {a, w});
     b.output(m, "raw");
     b.output(b.op("Relu", {b.op("Add", {b.op("Add", {m, bias}), r})}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const FusionOutcome o = check_fused_unfused(
         graph, random_feeds({{"a", {3, 20, 24}}, {"w", {24, 36}}, {"bias", {36}}, {"r", {3, 20, 36}}}, 601, kUnit), 1e-5,
         1e-4);
@@ -721,7 +715,7 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
     GraphBuilder b;
     const Tensor x = b.input("x", {20, 36});
     b.output(b.op("Relu", {b.op("Gemm", {x, x}, {{"transB", 1.0f}})}), "y");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const FusionOutcome o = check_fused_unfused(graph, random_feeds({{"x", {20, 36}}}, 603, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 1);
   }
@@ -736,7 +730,7 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
     b.output(b.op("Concat", {b.op("Relu", {b.op("MatMul", {p, q})}), b.op("MatMul", {p, q2})}, {{"axis", 1.0f}}), "y1");
     const Tensor c1 = b.op("Relu", {b.op("Conv", {x, w1}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})});
     b.output(b.op("Concat", {c1, b.op("Conv", {x, w2})}, {{"axis", 1.0f}}), "y2");
-    const Graph graph = build(b);
+    const Graph graph = build_graph(b);
     const auto feeds = random_feeds(
         {{"p", {5, 7}}, {"q", {7, 8}}, {"q2", {7, 6}}, {"x", {2, 4, 6, 6}}, {"w1", {5, 4, 3, 3}}, {"w2", {4, 4, 1, 1}}}, 602,
         kUnit);
@@ -777,7 +771,7 @@ TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Con
       const Tensor y = b.op("Conv", {mid, pw, b.input("pb", {c.m}, dtype)});
       const Shape ys = b.shape(y);
       b.output(b.op("Add", {y, b.input("skip", ys, dtype)}), "y");
-      const Graph graph = build(b);
+      const Graph graph = build_graph(b);
       std::mt19937 rng(seed++);
       std::map<std::string, HostTensor> feeds;
       for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
@@ -822,7 +816,7 @@ TEST_CASE("elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's lo
       const Tensor x = b.input("x", xs, dtype);
       const Tensor pooled = b.op(c.op, {x}, c.window);
       b.output(b.op("Relu", {b.op("Conv", {pooled, b.input("w", ws, dtype), b.input("bias", {c.m}, dtype)})}), "y");
-      const Graph graph = build(b);
+      const Graph graph = build_graph(b);
       std::mt19937 rng(seed++);
       std::map<std::string, HostTensor> feeds;
       feeds.emplace("x", random_tensor(xs, dtype, kUnit, rng));
@@ -867,7 +861,7 @@ TEST_CASE("a squeeze-and-excitation block: its 1x1 Convs over the pooled vector,
       const Tensor fc2 = b.op("Conv", {hidden, b.input("w2", w2s, dtype), b.input("b2", {c.c}, dtype)});
       const Tensor gate = c.silu ? b.op("Sigmoid", {fc2}) : b.op("HardSigmoid", {fc2});
       b.output(b.op("Conv", {b.op("Mul", {x, gate}), b.input("w3", w3s, dtype)}), "y");
-      const Graph graph = build(b);
+      const Graph graph = build_graph(b);
       std::mt19937 rng(seed++);
       std::map<std::string, HostTensor> feeds;
       for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
@@ -901,7 +895,7 @@ TEST_CASE("vector chains: reductions and products per image in one dispatch, f32
     }
     b.output(body(b, in), "y");
     const bool f16 = dtype == DType::kF16;
-    const FusionOutcome o = check_fused_unfused(build(b), feeds, f16 ? 5e-2 : atol, f16 ? 1e-2 : 1e-4);
+    const FusionOutcome o = check_fused_unfused(build_graph(b), feeds, f16 ? 5e-2 : atol, f16 ? 1e-2 : 1e-4);
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == unfused);
   };
@@ -938,7 +932,7 @@ TEST_CASE("vector chains: graphs that keep their groups still run and match") {
     GraphBuilder b;
     const Tensor s = b.op("ReduceSum", {b.input("x", {4, 4, 8})}, {{"axes", Ints{2}}, {"keepdims", 0.0f}});
     b.output(b.op("Gemm", {s, s}, {{"transB", 1.0f}}), "y");
-    const FusionOutcome o = check_fused_unfused(build(b), random_feeds({{"x", {4, 4, 8}}}, 990, kUnit), 1e-5, 1e-4);
+    const FusionOutcome o = check_fused_unfused(build_graph(b), random_feeds({{"x", {4, 4, 8}}}, 990, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 2);
   }
   SUBCASE("logits and their Tanh both graph outputs") {
@@ -948,7 +942,7 @@ TEST_CASE("vector chains: graphs that keep their groups still run and match") {
     b.output(logits, "raw");
     b.output(b.op("Tanh", {logits}), "y");
     const FusionOutcome o =
-        check_fused_unfused(build(b), random_feeds({{"x", {2, 13, 4, 4}}, {"w", {10, 13}}}, 991, kUnit), 1e-5, 1e-4);
+        check_fused_unfused(build_graph(b), random_feeds({{"x", {2, 13, 4, 4}}, {"w", {10, 13}}}, 991, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 2);
   }
   SUBCASE("a one-channel Conv computed in the next Conv's loads") {
@@ -957,7 +951,7 @@ TEST_CASE("vector chains: graphs that keep their groups still run and match") {
     const Tensor h = b.op("Relu", {b.op("Conv", {m, b.input("w1", {8, 1, 1, 1})})});
     b.output(b.op("Conv", {h, b.input("w2", {5, 8, 1, 1})}), "y");
     const FusionOutcome o = check_fused_unfused(
-        build(b), random_feeds({{"x", {1, 1, 4, 4}}, {"w1", {8, 1, 1, 1}}, {"w2", {5, 8, 1, 1}}}, 992, kUnit), 1e-5, 1e-4);
+        build_graph(b), random_feeds({{"x", {1, 1, 4, 4}}, {"w1", {8, 1, 1, 1}}, {"w2", {5, 8, 1, 1}}}, 992, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 2);
   }
 }
@@ -969,7 +963,7 @@ TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, an
     const Tensor mid = b.op("Conv", {x, dw}, {{"group", 7.0f}, {"strides", Ints{1, 2}}, {"pads", Ints{1, 1, 1, 1}}});
     b.output(b.op("Conv", {b.op("Relu", {mid}), pw}), "y");
     const FusionOutcome o = check_fused_unfused(
-        build(b), random_feeds({{"x", {2, 7, 6, 7}}, {"dw", {14, 1, 3, 3}}, {"pw", {6, 14, 1, 1}}}, 910, kUnit), 1e-5, 1e-4);
+        build_graph(b), random_feeds({{"x", {2, 7, 6, 7}}, {"dw", {14, 1, 3, 3}}, {"pw", {6, 14, 1, 1}}}, 910, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 1);
     CHECK(o.unfused_dispatches == 3);
   }
@@ -980,7 +974,7 @@ TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, an
     const Tensor mid = b.op("Conv", {x, dw, bias}, {{"group", 1.0f}, {"pads", Ints{1, 1, 1, 1}}});
     b.output(b.op("MatMul", {mid, m}), "y");
     const FusionOutcome o = check_fused_unfused(
-        build(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}, {"m", {8, 16}}}, 911, kUnit), 1e-5, 1e-4);
+        build_graph(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}, {"m", {8, 16}}}, 911, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 1);
   }
   SUBCASE("a MatMul reading the depthwise result at both arguments keeps it stored") {
@@ -989,7 +983,7 @@ TEST_CASE("elements in loads: a depthwise multiplier, a scalar constant bias, an
     const Tensor d = b.op("Conv", {x, dw}, {{"group", 1.0f}, {"pads", Ints{1, 1, 1, 1}}});
     b.output(b.op("MatMul", {b.op("Clip", {d}, {{"min", -0.5f}, {"max", 0.5f}}), d}), "y");
     const FusionOutcome o =
-        check_fused_unfused(build(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}}, 912, kUnit), 1e-5, 1e-4);
+        check_fused_unfused(build_graph(b), random_feeds({{"x", {1, 1, 8, 8}}, {"dw", {1, 1, 3, 3}}}, 912, kUnit), 1e-5, 1e-4);
     CHECK(o.fused_dispatches == 2);
   }
 }

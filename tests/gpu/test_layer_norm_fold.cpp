@@ -35,9 +35,7 @@ Graph layer_norm_product(const Shape& x_shape, const Shape& view_perm_of, std::i
   Tensor y = b.op("MatMul", {b.op("LayerNormalization", ln, {{"epsilon", 1e-5f}}), constant(b, {k, n}, rng)});
   if (bias) y = b.op("Add", {y, constant(b, {n}, rng)});
   b.output(b.op("Relu", {y}), "y");
-  auto graph = b.build();
-  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
-  return std::move(graph).value();
+  return build_graph(b);
 }
 
 }  // namespace
@@ -85,8 +83,7 @@ TEST_CASE("a folded LayerNorm keeps its accuracy where a row's mean is a thousan
     const Tensor x = b.input("x", {rows, k});
     const Tensor ln = b.op("LayerNormalization", {x, b.constant(gamma), b.constant(beta)}, {{"epsilon", 1e-5f}});
     b.output(b.op("Add", {b.op("MatMul", {ln, b.constant(w)}), b.constant(bias)}), "y");
-    auto graph = b.build();
-    REQUIRE(graph.ok());
+    const Graph graph = build_graph(b);
     std::vector<float> xs = random_tensor({rows, k}, DType::kF32, unit, rng).to_floats();
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < k; ++c) xs[static_cast<std::size_t>(r * k + c)] += 1000.0f * static_cast<float>(r % 2 ? -1 - r % 3 : 1 + r % 3);
@@ -109,8 +106,8 @@ TEST_CASE("a folded LayerNorm keeps its accuracy where a row's mean is a thousan
       }
     }
     std::size_t fused_dispatches = 0;
-    const std::vector<float> f = run_graph(*graph, true, feeds, &fused_dispatches).at("y").to_floats();
-    const std::vector<float> u = run_graph(*graph, false, feeds).at("y").to_floats();
+    const std::vector<float> f = run_graph(graph, true, feeds, &fused_dispatches).at("y").to_floats();
+    const std::vector<float> u = run_graph(graph, false, feeds).at("y").to_floats();
     MESSAGE("nmse against double: fused " << nmse(f, want) << ", unfused " << nmse(u, want));
     const CloseReport fused_vs_exact = all_close(f, want, 2e-5, 2e-5);
     CHECK_MESSAGE(fused_vs_exact.ok, "fused vs exact: " << fused_vs_exact.describe());

@@ -32,6 +32,12 @@ FusionOutcome check_fused_unfused(const Graph& graph, const std::map<std::string
   return outcome;
 }
 
+Graph build_graph(GraphBuilder& b) {
+  auto graph = b.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  return std::move(graph).value();
+}
+
 std::map<std::string, HostTensor> random_feeds(const std::vector<std::pair<std::string, Shape>>& inputs,
                                                std::uint32_t seed, TestDomain domain) {
   std::mt19937 rng(seed);

@@ -21,6 +21,9 @@ struct FusionOutcome {
 FusionOutcome check_fused_unfused(const Graph& graph, const std::map<std::string, HostTensor>& feeds, double atol,
                                   double rtol);
 
+// The builder's graph; REQUIREs that it built.
+Graph build_graph(GraphBuilder& b);
+
 // Seeded random f32 feeds drawn from `domain`.
 std::map<std::string, HostTensor> random_feeds(const std::vector<std::pair<std::string, Shape>>& inputs,
                                                std::uint32_t seed, TestDomain domain = {});
