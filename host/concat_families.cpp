@@ -1,6 +1,7 @@
 #include "host/concat_families.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -17,12 +18,24 @@ std::optional<std::vector<ElementPlacement>> input_places(const GraphIR& graph, 
   return places;
 }
 
-// Whether every input of `members` (the root first) can be stored into the root's slices; see
+// Where `inputs` would lie in the output of root Concat `c` if they were its inputs (the same output:
+// they are its inputs with a leading Concat's inputs in that Concat's place).
+std::optional<std::vector<ElementPlacement>> places_as_inputs(const GraphIR& graph, NodeId c, const std::vector<ValueId>& inputs) {
+  const Node& node = graph.node(c);
+  std::vector<TensorInfo> infos;
+  for (ValueId v : inputs) infos.push_back({graph.value(v).shape, graph.value(v).dtype});
+  const Value& out = graph.value(node.output);
+  auto places = node.op->place_inputs(infos, {out.shape, out.dtype}, node.op_attrs());
+  if (!places || places->size() != inputs.size()) return std::nullopt;
+  return places;
+}
+
+// Whether every one of `inputs` can be stored into the root's slices (`members`: the root first); see
 // find_concat_families.
-bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, const std::vector<ElementPlacement>& places) {
+bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, const std::vector<ValueId>& inputs,
+                   const std::vector<ElementPlacement>& places) {
   const std::set<NodeId> set(members.begin(), members.end());
   std::set<ValueId> distinct;
-  const std::vector<ValueId>& inputs = graph.node(members[0]).inputs;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ValueId v = inputs[k];
     const Value& value = graph.value(v);
@@ -40,35 +53,74 @@ bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, con
 }  // namespace
 
 std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
-  std::vector<std::pair<NodeId, std::vector<ElementPlacement>>> candidates;
+  std::map<NodeId, std::vector<ElementPlacement>> candidates;
+  std::vector<NodeId> order;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n)
-    if (auto places = input_places(graph, n)) candidates.push_back({n, std::move(*places)});
+    if (auto places = input_places(graph, n)) candidates[n] = std::move(*places), order.push_back(n);
   // Largest outputs first: a root before the Concats it may hold.
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
-    return shape_numel(graph.value(graph.node(a.first).output).shape) > shape_numel(graph.value(graph.node(b.first).output).shape);
+  std::stable_sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
+    return shape_numel(graph.value(graph.node(a).output).shape) > shape_numel(graph.value(graph.node(b).output).shape);
   });
   std::vector<ConcatFamily> families;
   std::set<NodeId> taken;
-  for (const auto& [root, places] : candidates) {
+  for (const NodeId root : order) {
     if (taken.count(root)) continue;
-    const std::vector<ValueId>& root_inputs = graph.node(root).inputs;
+    const DType dtype = graph.value(graph.node(root).output).dtype;
     std::vector<NodeId> members{root};
-    for (const auto& [c, c_places] : candidates) {
+    std::vector<ValueId> inputs = graph.node(root).inputs;
+    std::vector<ElementPlacement> places = candidates.at(root);
+    // A leading Concat (the root's first input, at its start) whose inputs lie where they would as the
+    // root's own is a member, its inputs in its place: densenet's blocks of more than 16 layers, whose
+    // Concats the importer chains ([layer 16's Concat, f16, ..., f24], host/onnx map_concat). A Concat
+    // that starts with it is read the same way.
+    std::map<ValueId, std::vector<ValueId>> leads;  // a leading Concat's output: its inputs, leads expanded
+    auto expanded = [&](NodeId c) {
+      std::vector<ValueId> flat = graph.node(c).inputs;
+      if (auto lead = leads.find(flat[0]); lead != leads.end() && candidates.at(c)[0].identity()) {
+        flat.erase(flat.begin());
+        flat.insert(flat.begin(), lead->second.begin(), lead->second.end());
+      }
+      return flat;
+    };
+    while (true) {
+      const ValueId first = inputs[0];
+      const NodeId lead = graph.value(first).producer;
+      if (lead == kNoNode || !candidates.count(lead) || taken.count(lead) || !places[0].identity() ||
+          graph.value(first).is_output || graph.value(graph.node(lead).output).dtype != dtype)
+        break;
+      const std::vector<ValueId> lead_inputs = expanded(lead);
+      std::vector<ValueId> flat = lead_inputs;
+      flat.insert(flat.end(), inputs.begin() + 1, inputs.end());
+      auto flat_places = places_as_inputs(graph, root, flat);
+      auto lead_places = places_as_inputs(graph, lead, lead_inputs);
+      if (!flat_places || !lead_places || !std::equal(lead_places->begin(), lead_places->end(), flat_places->begin())) break;
+      members.push_back(lead);
+      leads[first] = lead_inputs;
+      inputs = std::move(flat);
+      places = std::move(*flat_places);
+    }
+    for (const NodeId c : order) {
       // (A Concat the root reads is stored into the root's slice: it cannot also be its first bytes.)
-      if (c == root || taken.count(c) || std::find(root_inputs.begin(), root_inputs.end(), graph.node(c).output) != root_inputs.end())
+      if (std::find(members.begin(), members.end(), c) != members.end() || taken.count(c) ||
+          std::find(inputs.begin(), inputs.end(), graph.node(c).output) != inputs.end())
         continue;
-      const std::vector<ValueId>& inputs = graph.node(c).inputs;
-      bool inside = graph.value(graph.node(c).output).dtype == graph.value(graph.node(root).output).dtype;
-      for (std::size_t j = 0; j < inputs.size() && inside; ++j) {
-        const auto at = std::find(root_inputs.begin(), root_inputs.end(), inputs[j]);
-        inside = at != root_inputs.end() && places[static_cast<std::size_t>(at - root_inputs.begin())] == c_places[j];
+      const std::vector<ValueId> c_inputs = expanded(c);
+      const auto c_places = places_as_inputs(graph, c, c_inputs);
+      bool inside = c_places && graph.value(graph.node(c).output).dtype == dtype;
+      for (std::size_t j = 0; j < c_inputs.size() && inside; ++j) {
+        const auto at = std::find(inputs.begin(), inputs.end(), c_inputs[j]);
+        inside = at != inputs.end() && places[static_cast<std::size_t>(at - inputs.begin())] == (*c_places)[j];
       }
       if (inside) members.push_back(c);
     }
-    if (!family_stores(graph, members, places)) members.resize(1);
-    if (!family_stores(graph, members, places)) continue;
+    if (!family_stores(graph, members, inputs, places)) {
+      members.resize(1);
+      inputs = graph.node(root).inputs;
+      places = candidates.at(root);
+    }
+    if (!family_stores(graph, members, inputs, places)) continue;
     taken.insert(members.begin(), members.end());
-    families.push_back({root, std::move(members), places});
+    families.push_back({root, std::move(members), std::move(inputs), std::move(places)});
   }
   std::sort(families.begin(), families.end(), [](const ConcatFamily& a, const ConcatFamily& b) { return a.root < b.root; });
   return families;

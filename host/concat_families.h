@@ -21,15 +21,19 @@ namespace vkfuse {
 struct ConcatFamily {
   NodeId root = kNoNode;
   std::vector<NodeId> members;           // the root first
-  std::vector<ElementPlacement> places;  // where each of the root's inputs lies in its output
+  std::vector<ValueId> inputs;           // what is stored into the root: its inputs, leading Concats' in their place
+  std::vector<ElementPlacement> places;  // where each of `inputs` lies in the root's output
 };
 
 // The families of `graph`, in graph order of their roots; each Concat is in at most one. A family's every input
 // is a distinct value computed by some node (not a graph input, constant or view) and not a graph
 // output, read by the family alone or lying at the start of the root's output (its other readers then
 // bind those leading bytes: the block's first input, which densenet's first layer reads directly); no
-// member but the root is a graph output, and no member is an input of the root. Where the members
-// cannot all be stored that way, the root alone, if its inputs are its own.
+// member but the root is a graph output, and no member is an input of the root except a leading one: a
+// Concat at the start of the root's inputs whose own inputs lie where they would as the root's, which
+// the family stores in its place (the importer's chained Concats of more than 16 inputs), as it reads
+// any member that starts with it. Where the members cannot all be stored that way, the root alone, if
+// its inputs are its own.
 std::vector<ConcatFamily> find_concat_families(const GraphIR& graph);
 
 }  // namespace vkfuse

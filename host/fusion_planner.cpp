@@ -191,9 +191,19 @@ class Planner {
             if (slice.into == graph_.node(p).output) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
           continue;
         }
-        for (ValueId part : graph_.node(p).inputs) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
+        add_part_groups(p, deps);
       }
     return deps;
+  }
+
+  // The groups that store the inputs of `concat`, a Concat written in place (through a leading Concat
+  // of its family, also in place, to the groups that store that one's inputs).
+  void add_part_groups(NodeId concat, std::set<int>& deps) const {
+    for (ValueId part : graph_.node(concat).inputs) {
+      const NodeId q = graph_.value(part).producer;
+      if (in_place_.count(q) && !graph_.node(q).op->copies_input) add_part_groups(q, deps);
+      else deps.insert(group_of_[static_cast<std::size_t>(q)]);
+    }
   }
 
   // Concat in place: a Concat whose every input is stored by another group for it alone has those
@@ -224,7 +234,7 @@ class Planner {
         ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && drafts_[static_cast<std::size_t>(g)].nodes.size() == 1 &&
                 !stored_in_.count(graph_.node(m).output);
       }
-      for (ValueId v : graph_.node(family.root).inputs) {
+      for (ValueId v : family.inputs) {
         const int g = producer_group(v);
         ready = ready && g >= 0 && drafts_[static_cast<std::size_t>(g)].alive && !stored_in_.count(v) &&
                 !view_ordered_.count(graph_.value(v).producer);
@@ -236,7 +246,7 @@ class Planner {
         in_place_.insert(m);
         if (m != family.root) prefix_of_[graph_.node(m).output] = into;
       }
-      const std::vector<ValueId>& inputs = graph_.node(family.root).inputs;
+      const std::vector<ValueId>& inputs = family.inputs;
       for (std::size_t k = 0; k < inputs.size(); ++k) {
         stored_in_[inputs[k]] = {into, family.places[k]};
         if (family.places[k].identity()) prefix_of_[inputs[k]] = into;  // read elsewhere as the leading bytes

@@ -680,6 +680,30 @@ def layout_ops():
 
 
 # --- Opset 11 forms: Softmax coerced to 2-D, Reduce axes attributes, Upsample-free Resize scales ----------
+def long_concats():
+    """Concats of more inputs than vkfuse's Concat takes (16), as densenet's dense blocks have them: layer k
+    concatenates f0 .. fk, and one Concat takes 40 inputs (f0 .. f19 twice)."""
+    r = rng(40)
+    x = f32(r.uniform(-1, 1, (1, 1, 2, 3)))
+    scales = [f32(r.uniform(0.5, 2.0, (1, 1, 1, 1))) for _ in range(20)]
+    nodes, feats = [], []
+    for i in range(20):
+        nodes.append(helper.make_node("Mul", ["x", f"s{i}"], [f"f{i}"], name=f"feature{i}"))
+        feats.append(x * scales[i])
+    outputs, expected = [], {}
+    for k in range(1, 20):
+        nodes.append(helper.make_node("Concat", [f"f{i}" for i in range(k + 1)], [f"layer{k}"], name=f"concat{k}", axis=1))
+        nodes.append(helper.make_node("Relu", [f"layer{k}"], [f"y{k}"], name=f"relu{k}"))
+        outputs.append(value_info(f"y{k}", (1, k + 1, 2, 3)))
+        expected[f"y{k}"] = np.maximum(np.concatenate(feats[:k + 1], axis=1), 0)
+    twice = [f"f{i}" for i in range(20)] * 2
+    nodes.append(helper.make_node("Concat", twice, ["y_twice"], name="concat_twice", axis=-3))
+    outputs.append(value_info("y_twice", (1, 40, 2, 3)))
+    expected["y_twice"] = np.concatenate(feats * 2, axis=1)
+    inits = [const(f"s{i}", scales[i]) for i in range(20)]
+    save("long_concats", make_model(nodes, [value_info("x", x)], outputs, inits), [{"x": x}], [expected])
+
+
 def ops_opset11():
     r = rng(31)
     x = f32(r.uniform(-2, 2, (2, 3, 4)))
@@ -780,6 +804,6 @@ def tensor_files():
 if __name__ == "__main__":
     os.makedirs(ROOT, exist_ok=True)
     for make in (elementwise_chain, nan_inf, fold_ops, shape_chain, slice_split, split_opset11, split_opset18, matmul_add,
-                 external_data, bad_models, node_names, tensor_files, cnn, bn_shared, conv_transpose, layout_ops, ops_opset11,
+                 external_data, bad_models, node_names, tensor_files, cnn, bn_shared, conv_transpose, layout_ops, long_concats, ops_opset11,
                  ops_opset20):
         make()

@@ -231,18 +231,22 @@ namespace vkfuse::testing {
 //   x0, f1 ──────────────────────────────────────────────────────────────────────┴─ Concat ─ ... ─ y
 // At batch 1 the Concats are the last one's leading elements: each layer's Conv stores into the last
 // Concat's slice, the BatchNorms run in the next Conv's loads, and no Concat runs. At batch 2 the
-// Concats' slices are runs per image, the layers' Concats run (they copy). Against unfused and the
-// CPU reference, f32 and f16.
+// Concats' slices are runs per image, the layers' Concats run (they copy). With `lead` set, a Concat of
+// more features leads with the Concat of the first `lead` instead of repeating them, as the ONNX importer
+// chains Concats of more than 16 inputs: the same at batch 1. Against unfused and the CPU reference, f32
+// and f16.
 TEST_CASE("Concat written in place: a dense block's Concats share the last one's buffer, f32 and f16") {
   struct Case {
     std::int64_t n, c0, grow, h, w, layers;
     std::size_t fused_dispatches;
+    std::size_t lead = 0;
   };
   // Layers' Convs alternate 3x3 (pads 1) and 1x1; the block's input is a Conv -> Relu of x.
-  for (const Case& c : {Case{1, 7, 5, 6, 5, 3, 5}, Case{1, 8, 4, 4, 4, 4, 6}, Case{2, 7, 5, 6, 5, 3, 8}}) {
+  for (const Case& c : {Case{1, 7, 5, 6, 5, 3, 5}, Case{1, 8, 4, 4, 4, 4, 6}, Case{2, 7, 5, 6, 5, 3, 8},
+                        Case{1, 8, 4, 4, 4, 5, 7, 3}, Case{2, 7, 5, 6, 5, 4, 10, 2}}) {
     for (DType dtype : {DType::kF32, DType::kF16}) {
       const std::string what = std::string(dtype_name(dtype)) + " n" + std::to_string(c.n) + " c" + std::to_string(c.c0) +
-                               " layers " + std::to_string(c.layers);
+                               " layers " + std::to_string(c.layers) + " lead " + std::to_string(c.lead);
       CAPTURE(what);
       GraphBuilder b;
       std::mt19937 rng(static_cast<std::uint32_t>(1300 + c.n * 10 + c.c0 + (dtype == DType::kF16 ? 1 : 0)));
@@ -253,7 +257,7 @@ TEST_CASE("Concat written in place: a dense block's Concats share the last one's
       };
       const Tensor x0 = b.op("Relu", {b.op("Conv", {input("x", {c.n, 3, c.h, c.w}), input("w0", {c.c0, 3, 1, 1})})});
       std::vector<Tensor> features{x0};
-      Tensor block = x0;
+      Tensor block = x0, lead;
       std::int64_t channels = c.c0;
       for (std::int64_t l = 0; l <= c.layers; ++l) {
         const std::string k = std::to_string(l);
@@ -268,7 +272,13 @@ TEST_CASE("Concat written in place: a dense block's Concats share the last one's
         if (kh == 3) attrs.push_back({"pads", Ints{1, 1, 1, 1}});
         features.push_back(b.op("Conv", {bn, input("w" + std::to_string(l + 1), {c.grow, channels, kh, kh})}, attrs));
         channels += c.grow;
-        block = b.op("Concat", features, {{"axis", 1.0f}});
+        std::vector<Tensor> parts = features;
+        if (c.lead > 0 && features.size() > c.lead) {
+          parts.erase(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(c.lead));
+          parts.insert(parts.begin(), lead);
+        }
+        block = b.op("Concat", parts, {{"axis", 1.0f}});
+        if (features.size() == c.lead) lead = block;
       }
       const Graph graph = build_graph(b);
       const bool f16 = dtype == DType::kF16;

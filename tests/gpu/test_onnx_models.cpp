@@ -119,6 +119,10 @@ TEST_CASE("ONNX on the GPU: layout and tensor ops at opset 13") {
     run_model("layout_ops");
 }
 
+TEST_CASE("ONNX on the GPU: Concats of more than 16 inputs, each leading with the one before") {
+  if (have_ops({"Concat", "Relu"})) run_model("long_concats");
+}
+
 TEST_CASE("ONNX on the GPU: opset 11 and opset 18+ forms") {
   if (have_ops({"Softmax", "LogSoftmax", "Reshape", "ReduceSum", "ReduceMean", "Resize"})) run_model("ops_opset11");
   if (have_ops({"ReduceMean", "ReduceMax", "Pad", "Resize", "Gelu", "LayerNormalization"})) run_model("ops_opset20");

@@ -898,6 +898,40 @@ TEST_CASE("Concat in place: a dense block's Concats share the last one's buffer"
   CHECK(bp.prefix_of.empty());
 }
 
+TEST_CASE("Concat in place: a Concat that leads a later one's inputs is in the later one's family") {
+  //   x0, f1 ─ Concat c1;  c1, f2 ─ Concat c2;  c1, f2, f3 ─ Concat c3 ─ Conv ─ y
+  // (the ONNX importer's chained Concats of more than 16 inputs, host/onnx map_concat). At batch 1 c1 is
+  // c3's leading elements and c2 is too: x0 .. f3 are stored into c3's slices, and no Concat runs.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 5, 5});
+  const Tensor x0 = b.op("Relu", {b.op("Conv", {x, b.input("w0", {6, 3, 1, 1})})});
+  auto layer = [&](const Tensor& in, const char* s, const char* w, std::int64_t c) {
+    return b.op("Conv", {b.op("Relu", {b.op("Mul", {in, b.input(s, {1, c, 1, 1})})}), b.input(w, {3, c, 1, 1})});
+  };
+  const Tensor f1 = layer(x0, "s0", "w1", 6);
+  const Tensor c1 = b.op("Concat", {x0, f1}, {{"axis", 1.0f}});
+  const Tensor f2 = layer(c1, "s1", "w2", 9);
+  const Tensor c2 = b.op("Concat", {c1, f2}, {{"axis", 1.0f}});
+  const Tensor f3 = layer(c2, "s2", "w3", 12);
+  const Tensor c3 = b.op("Concat", {c1, f2, f3}, {{"axis", 1.0f}});
+  b.output(b.op("Conv", {c3, b.input("w4", {2, 15, 1, 1})}), "y");
+  const Graph graph = build_graph(b);
+  const FusionPlan p = plan(graph);
+  CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
+                        "Mul -> Relu -> Conv (into Concat) | Conv");
+  CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, c3.id}, {c1.id, c3.id}, {c2.id, c3.id}});
+  const std::map<ValueId, std::int64_t> offsets{{x0.id, 0}, {f1.id, 150}, {f2.id, 225}, {f3.id, 300}};
+  for (const FusionGroup& group : p.groups)
+    for (const auto& [value, slice] : group.stored_in) {
+      CAPTURE(value);
+      CHECK(slice.into == c3.id);
+      CHECK(slice.placement.offset == offsets.at(value));
+    }
+  // Each layer waits for the one before: c2's readers for f2's group, through c1 for x0's and f1's.
+  REQUIRE(p.groups.size() == 5);
+  for (std::size_t g = 0; g < 5; ++g) CHECK(p.groups[g].level == g);
+}
+
 TEST_CASE("Concat in place: a value goes into one Concat only") {
   // Each of these went wrong (a slice nobody wrote, or a cycle of groups) before the checks in
   // place_concats_in_place and find_concat_families; tests/gpu runs the same graphs against the CPU.
