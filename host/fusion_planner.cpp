@@ -600,6 +600,10 @@ class Planner {
   // template may ask for less on an input (KernelLaunch::chain_budgets: the cooperative-matrix root).
   //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ y    => [Mul -> Add -> Relu -> Conv]
   //   (tests/unit "pre-fusion: a cheap chain on a kernel op's input runs in its loads")
+  // H100, 2026-11-27, fp32 batch 1: the chains make densenet121's 1x1 Convs 10-40% slower in a profiled
+  // run, yet storing them instead (a dispatch each) was slower on every model that has them: densenet121
+  // 1.420 -> 1.459 ms, efficientnet_b0 0.438 -> 0.461, regnet_y_400mf 0.506 -> 0.536 (bench/results/
+  // h100_2026-11-27_prefusion_vs_materialized.md).
   static constexpr float kAnchorLoadBudget = 4.0f;
   // An operand the template loads in 16-byte runs (KernelLaunch::run_inputs) gathers no strided view in
   // its loads, however small: with vit_b_16's scaled query heads ([12, 197, 64], Div by 8) gathered in
