@@ -17,8 +17,9 @@
 #   b8          then `vkfuse bench` and compare at batch 8 while torch-warm still runs; the rest at the end
 #   startup     `vkfuse startup --json` per model (cold, then warm from the disk cache), CPU quiet
 #   bench       `vkfuse bench --json`, fp32 and fp16, batch 1, holding the GPU lock
-#   torch       PyTorch eager / compile / reduce-overhead (bench/torch_models.py): 6 processes trace and
-#               compile from the warm caches while one at a time holds the GPU lock to be timed
+#   torch       PyTorch eager / compile / reduce-overhead (bench/torch_models.py): 6 processes build their
+#               models meanwhile, touch the GPU once vkfuse is done, trace and compile from the warm caches
+#               while one at a time holds the GPU lock to be timed
 #   summarize   bench/summarize.py over the raw outputs
 # Every step runs under `timeout`, every phase under a deadline inside BUDGET_S; a step that does not
 # fit is skipped and recorded as skipped in steps.tsv (the summary lists it). Progress lines carry
@@ -270,8 +271,10 @@ if has_phase startup; then
 fi
 
 # --- measure: vkfuse at batch 1 holding the GPU lock, PyTorch's processes one at a time after it ------------------
-# The PyTorch processes import, build and compile (from the warm caches) while vkfuse is measured; each takes
-# the lock ($work/gpu.lock, flock) only for its warm-up and timed loops.
+# The PyTorch processes import torch and build their models on the CPU while vkfuse is measured, and touch the
+# GPU only once the lock has been free (bench/torch_models.py wait_for_gpu: another process's kernels would share
+# the GPU by time slices, which vkfuse's timestamps count); then they compile (from the warm caches), each
+# taking the lock ($work/gpu.lock, flock) only for its warm-up and timed loops.
 have_flock=0; command -v flock >/dev/null && have_flock=1
 torch_pid=
 if has_phase torch; then

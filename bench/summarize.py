@@ -631,8 +631,9 @@ class Summary:
               "model and dtype, one forward each) while vkfuse ran its untimed correctness checks (which also "
               "fill its kernel cache) and its batch-8 measurements; vkfuse's cold/warm start ran after that with "
               "the CPU quiet; then vkfuse's batch-1 measurements held a GPU lock while "
-              f"{run.env.get('torch_measurers', '?')} PyTorch processes loaded the models and compiled them from "
-              "the warm caches, and each of those took the lock for its warm-up and timed loops, one at a time. "
+              f"{run.env.get('torch_measurers', '?')} PyTorch processes built the models on the CPU (none of them "
+              "touched the GPU before the lock had been free once), then compiled them from the warm caches, "
+              "and each of those took the lock for its warm-up and timed loops, one at a time. "
               "vkfuse's numbers are GPU timestamps (CPU load does not enter them); PyTorch's are CUDA events "
               "around back-to-back calls, with at most the other PyTorch processes' tracing on the CPU.",
               "- GEMM: `vkfuse_bench_gemm --dtype both` (one MatMul node, median GPU time) against "

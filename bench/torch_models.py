@@ -24,7 +24,8 @@ Timing: after a warm-up (at least 3 calls and about 0.3 s), the median of --repe
 each a loop of back-to-back forwards (under torch.inference_mode) timed with CUDA events (perf_counter
 on the CPU) and long enough to cover about 20 ms; reported per forward. reduce-overhead marks a new
 CUDA-graph step before every call. With --gpu-lock only the warm-up and the timed loops hold the lock,
-so several processes can trace and compile while one measures.
+so several processes can trace and compile while one measures; before its first work on the GPU each
+process waits until the lock has been free once (whoever holds it at the start is timed alone).
 
 --warm-only compiles each compiled configuration once and runs one forward (nothing is timed): that
 fills Inductor's on-disk caches (FX graph, AOTAutograd, Triton kernels; TORCHINDUCTOR_CACHE_DIR) so a
@@ -187,6 +188,22 @@ def gpu_lock(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+_gpu_waited = False
+
+
+def wait_for_gpu(args):
+    """Once per process, before its first work on the GPU (moving a model there, first calls, checks):
+    waits until the GPU lock has been free, so that whoever holds it when the process starts (vkfuse's
+    batch-1 measurements, bench/h100_session.sh) is timed with no other work on the GPU. Kernels of
+    another process share the GPU by time slices, which the holder's timestamps would count."""
+    global _gpu_waited
+    if _gpu_waited or not args.gpu_lock or args.device != "cuda" or args.warm_only:
+        return
+    with gpu_lock(args.gpu_lock):
+        pass
+    _gpu_waited = True
+
+
 class Timer:
     """Wall time per loop of calls: CUDA events on a GPU, perf_counter on the CPU."""
 
@@ -270,6 +287,7 @@ def run_model(name, configs, args, writer):
     started = time.perf_counter()
     model32 = build_model(name)
     progress(f"{name}: built in {time.perf_counter() - started:.1f} s")
+    wait_for_gpu(args)
     models = {}
     fp32_eager = None  # the fp32 eager batch-1 output: what every other output is compared with
 
