@@ -175,7 +175,11 @@ std::optional<ConvTile> g_forced_tile;
 // 4x4 with K over 4 or 8 workgroups instead of these 2x2 tiles won on 10 of 13 resnet layers timed
 // alone (vkfuse_bench_conv, up to 1.3x) and made every model it touched slower (fp32 batch 1 resnet18
 // +5%, resnet50 +6%, googlenet +9%, densenet121 +7%); 8x8 blocks of 64-invocation workgroups ran
-// 10-100x slower (their loads' index state spills). Judge tile rules on whole models.
+// 10-100x slower (their loads' index state spills). 32x32 4x4 in four K slices of one workgroup (the
+// 2x2 tile's busy invocations for a quarter of its shared-memory reads per FMA) in the 2x2 tile's place
+// (H100, 2026-11-27, one A/B call, fp32 batch 1 fused ms, unfused alike): resnet50 0.887 -> 0.872,
+// squeezenet1_1 0.1705 -> 0.1682, mobilenet_v3_small 0.2295 -> 0.2315, seven more within 0.3%; left
+// out (bench/results/h100_2026-11-27_ab_conv_4x4_slices.md). Judge tile rules on whole models.
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
   if (g_forced_tile) return *g_forced_tile;
   struct Score {
