@@ -73,10 +73,13 @@ std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
     // root's own is a member, its inputs in its place: densenet's blocks of more than 16 layers, whose
     // Concats the importer chains ([layer 16's Concat, f16, ..., f24], host/onnx map_concat). A Concat
     // that starts with it is read the same way.
-    std::map<ValueId, std::vector<ValueId>> leads;  // a leading Concat's output: its inputs, leads expanded
+    std::map<ValueId, std::vector<ValueId>> leads;  // a leading Concat's output: its inputs
+    // Concat c's inputs with a leading one's in its place, and that one's leading one's, and so on (a
+    // block of more than 31 layers: [[layer 16's Concat, f16 .. f30], f31, ...]).
     auto expanded = [&](NodeId c) {
       std::vector<ValueId> flat = graph.node(c).inputs;
-      if (auto lead = leads.find(flat[0]); lead != leads.end() && candidates.at(c)[0].identity()) {
+      if (!candidates.at(c)[0].identity()) return flat;
+      for (auto lead = leads.find(flat[0]); lead != leads.end(); lead = leads.find(flat[0])) {
         flat.erase(flat.begin());
         flat.insert(flat.begin(), lead->second.begin(), lead->second.end());
       }

@@ -930,6 +930,30 @@ TEST_CASE("Concat in place: a Concat that leads a later one's inputs is in the l
   // Each layer waits for the one before: c2's readers for f2's group, through c1 for x0's and f1's.
   REQUIRE(p.groups.size() == 5);
   for (std::size_t g = 0; g < 5; ++g) CHECK(p.groups[g].level == g);
+
+  SUBCASE("leading Concats two deep (a block of more than 31 layers)") {
+    //   c1 = [x0, f1];  c2 = [c1, f2];  m3 = [c2, f3];  root = [c2, f3, f4]: m3 leads with c2, which leads
+    //   with c1, so m3 is read as x0, f1, f2, f3 and is the root's leading elements too.
+    GraphBuilder d;
+    const Tensor dx = d.input("x", {1, 3, 5, 5});
+    const Tensor d0 = d.op("Relu", {d.op("Conv", {dx, d.input("w0", {6, 3, 1, 1})})});
+    auto dlayer = [&](const Tensor& in, const char* sname, const char* w, std::int64_t c) {
+      return d.op("Conv", {d.op("Relu", {d.op("Mul", {in, d.input(sname, {1, c, 1, 1})})}), d.input(w, {3, c, 1, 1})});
+    };
+    const Tensor d1 = dlayer(d0, "s0", "w1", 6);
+    const Tensor k1 = d.op("Concat", {d0, d1}, {{"axis", 1.0f}});
+    const Tensor d2 = dlayer(k1, "s1", "w2", 9);
+    const Tensor k2 = d.op("Concat", {k1, d2}, {{"axis", 1.0f}});
+    const Tensor d3 = dlayer(k2, "s2", "w3", 12);
+    const Tensor m3 = d.op("Concat", {k2, d3}, {{"axis", 1.0f}});
+    const Tensor d4 = dlayer(m3, "s3", "w4", 15);
+    const Tensor root = d.op("Concat", {k2, d3, d4}, {{"axis", 1.0f}});
+    d.output(d.op("Conv", {root, d.input("w5", {2, 18, 1, 1})}), "y");
+    const FusionPlan q = plan(build_graph(d));
+    CHECK(labels_of(q) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
+                          "Mul -> Relu -> Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | Conv");
+    CHECK(q.prefix_of == std::map<ValueId, ValueId>{{d0.id, root.id}, {k1.id, root.id}, {k2.id, root.id}, {m3.id, root.id}});
+  }
 }
 
 TEST_CASE("Concat in place: a value goes into one Concat only") {
