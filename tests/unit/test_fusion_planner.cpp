@@ -898,25 +898,37 @@ TEST_CASE("Concat in place: a dense block's Concats share the last one's buffer"
   CHECK(bp.prefix_of.empty());
 }
 
+// A dense block built layer by layer: x0 = Relu(Conv(x)), each layer Conv(Relu(Mul(in, s))) with 3
+// outputs, its Concats as the caller chains them.
+struct DenseChain {
+  GraphBuilder b;
+  Tensor x0;
+  int layers = 0;
+  DenseChain() { x0 = b.op("Relu", {b.op("Conv", {b.input("x", {1, 3, 5, 5}), b.input("w0", {6, 3, 1, 1})})}); }
+  Tensor layer(const Tensor& in, std::int64_t channels) {
+    const std::string k = std::to_string(layers++);
+    return b.op("Conv", {b.op("Relu", {b.op("Mul", {in, b.input("s" + k, {1, channels, 1, 1})})}),
+                         b.input("w" + std::to_string(layers), {3, channels, 1, 1})});
+  }
+  Tensor concat(const std::vector<Tensor>& parts) { return b.op("Concat", parts, {{"axis", 1.0f}}); }
+  Graph finish(const Tensor& last, std::int64_t channels) {
+    b.output(b.op("Conv", {last, b.input("wy", {2, channels, 1, 1})}), "y");
+    return build_graph(b);
+  }
+};
+
 TEST_CASE("Concat in place: a Concat that leads a later one's inputs is in the later one's family") {
   //   x0, f1 ─ Concat c1;  c1, f2 ─ Concat c2;  c1, f2, f3 ─ Concat c3 ─ Conv ─ y
   // (the ONNX importer's chained Concats of more than 16 inputs, host/onnx map_concat). At batch 1 c1 is
   // c3's leading elements and c2 is too: x0 .. f3 are stored into c3's slices, and no Concat runs.
-  GraphBuilder b;
-  const Tensor x = b.input("x", {1, 3, 5, 5});
-  const Tensor x0 = b.op("Relu", {b.op("Conv", {x, b.input("w0", {6, 3, 1, 1})})});
-  auto layer = [&](const Tensor& in, const char* s, const char* w, std::int64_t c) {
-    return b.op("Conv", {b.op("Relu", {b.op("Mul", {in, b.input(s, {1, c, 1, 1})})}), b.input(w, {3, c, 1, 1})});
-  };
-  const Tensor f1 = layer(x0, "s0", "w1", 6);
-  const Tensor c1 = b.op("Concat", {x0, f1}, {{"axis", 1.0f}});
-  const Tensor f2 = layer(c1, "s1", "w2", 9);
-  const Tensor c2 = b.op("Concat", {c1, f2}, {{"axis", 1.0f}});
-  const Tensor f3 = layer(c2, "s2", "w3", 12);
-  const Tensor c3 = b.op("Concat", {c1, f2, f3}, {{"axis", 1.0f}});
-  b.output(b.op("Conv", {c3, b.input("w4", {2, 15, 1, 1})}), "y");
-  const Graph graph = build_graph(b);
-  const FusionPlan p = plan(graph);
+  DenseChain d;
+  const Tensor x0 = d.x0, f1 = d.layer(x0, 6);
+  const Tensor c1 = d.concat({x0, f1});
+  const Tensor f2 = d.layer(c1, 9);
+  const Tensor c2 = d.concat({c1, f2});
+  const Tensor f3 = d.layer(c2, 12);
+  const Tensor c3 = d.concat({c1, f2, f3});
+  const FusionPlan p = plan(d.finish(c3, 15));
   CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
                         "Mul -> Relu -> Conv (into Concat) | Conv");
   CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, c3.id}, {c1.id, c3.id}, {c2.id, c3.id}});
@@ -930,30 +942,22 @@ TEST_CASE("Concat in place: a Concat that leads a later one's inputs is in the l
   // Each layer waits for the one before: c2's readers for f2's group, through c1 for x0's and f1's.
   REQUIRE(p.groups.size() == 5);
   for (std::size_t g = 0; g < 5; ++g) CHECK(p.groups[g].level == g);
+}
 
-  SUBCASE("leading Concats two deep (a block of more than 31 layers)") {
-    //   c1 = [x0, f1];  c2 = [c1, f2];  m3 = [c2, f3];  root = [c2, f3, f4]: m3 leads with c2, which leads
-    //   with c1, so m3 is read as x0, f1, f2, f3 and is the root's leading elements too.
-    GraphBuilder d;
-    const Tensor dx = d.input("x", {1, 3, 5, 5});
-    const Tensor d0 = d.op("Relu", {d.op("Conv", {dx, d.input("w0", {6, 3, 1, 1})})});
-    auto dlayer = [&](const Tensor& in, const char* sname, const char* w, std::int64_t c) {
-      return d.op("Conv", {d.op("Relu", {d.op("Mul", {in, d.input(sname, {1, c, 1, 1})})}), d.input(w, {3, c, 1, 1})});
-    };
-    const Tensor d1 = dlayer(d0, "s0", "w1", 6);
-    const Tensor k1 = d.op("Concat", {d0, d1}, {{"axis", 1.0f}});
-    const Tensor d2 = dlayer(k1, "s1", "w2", 9);
-    const Tensor k2 = d.op("Concat", {k1, d2}, {{"axis", 1.0f}});
-    const Tensor d3 = dlayer(k2, "s2", "w3", 12);
-    const Tensor m3 = d.op("Concat", {k2, d3}, {{"axis", 1.0f}});
-    const Tensor d4 = dlayer(m3, "s3", "w4", 15);
-    const Tensor root = d.op("Concat", {k2, d3, d4}, {{"axis", 1.0f}});
-    d.output(d.op("Conv", {root, d.input("w5", {2, 18, 1, 1})}), "y");
-    const FusionPlan q = plan(build_graph(d));
-    CHECK(labels_of(q) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
-                          "Mul -> Relu -> Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | Conv");
-    CHECK(q.prefix_of == std::map<ValueId, ValueId>{{d0.id, root.id}, {k1.id, root.id}, {k2.id, root.id}, {m3.id, root.id}});
-  }
+TEST_CASE("Concat in place: leading Concats two deep (a block of more than 31 layers)") {
+  //   c1 = [x0, f1];  c2 = [c1, f2];  m3 = [c2, f3];  root = [c2, f3, f4]: m3 leads with c2, which leads
+  //   with c1, so m3 is read as x0, f1, f2, f3 and is the root's leading elements too.
+  DenseChain d;
+  const Tensor x0 = d.x0;
+  const Tensor c1 = d.concat({x0, d.layer(x0, 6)});
+  const Tensor c2 = d.concat({c1, d.layer(c1, 9)});
+  const Tensor f3 = d.layer(c2, 12);
+  const Tensor m3 = d.concat({c2, f3});
+  const Tensor root = d.concat({c2, f3, d.layer(m3, 15)});
+  const FusionPlan p = plan(d.finish(root, 18));
+  CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
+                        "Mul -> Relu -> Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | Conv");
+  CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, root.id}, {c1.id, root.id}, {c2.id, root.id}, {m3.id, root.id}});
 }
 
 TEST_CASE("Concat in place: a value goes into one Concat only") {
