@@ -39,7 +39,10 @@ bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, con
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ValueId v = inputs[k];
     const Value& value = graph.value(v);
-    if (value.producer == kNoNode || graph.is_view(v) || value.constant || value.is_output || !distinct.insert(v).second)
+    // (A member's output among them: a leading Concat that also lies further on in the root, whose
+    // inputs the family stores at its start only.)
+    if (value.producer == kNoNode || graph.is_view(v) || value.constant || value.is_output || !distinct.insert(v).second ||
+        set.count(value.producer))
       return false;
     if (places[k].identity()) continue;
     for (NodeId c : value.consumers)

@@ -37,9 +37,9 @@ struct ImportState {
   std::map<std::string, int, std::less<>> uses;  // consumers and graph outputs of each value
   std::set<std::string, std::less<>> node_names;  // vkfuse node names handed out
   DType float_dtype = DType::kF32;  // what FLOAT tensors run as (OnnxOptions::float_dtype)
-  // The Concats emitted so far, by their axis and input ids ({axis, id0, id1, ...}): a long Concat's
-  // leading chunk is an earlier Concat of the same inputs where there is one (map_concat).
-  std::map<std::vector<int>, Tensor> concats;
+  // The Concats emitted so far, by their axis and input ids ({axis, id0, id1, ...}), the first of each:
+  // a long Concat's leading chunk is an earlier Concat of the same inputs where there is one (map_concat).
+  std::map<std::vector<std::int64_t>, Tensor> concats;
 
   // The dtype a tensor of ONNX type `onnx_type` runs as in the graph: dtype_for_onnx_type, with f32
   // replaced by float_dtype.
@@ -92,7 +92,7 @@ class NodeMapping {
   Result<DType> graph_dtype(int onnx_type, const std::string& what) const { return state_.graph_dtype(onnx_type, what); }
   GraphBuilder& builder() { return state_.builder; }
   // ImportState::concats.
-  std::map<std::vector<int>, Tensor>& concats() { return state_.concats; }
+  std::map<std::vector<std::int64_t>, Tensor>& concats() { return state_.concats; }
 
   // kUnsupported unless the op table has `vkfuse_op` (other ops land in the table over time).
   Status require(std::string_view vkfuse_op) const;

@@ -187,26 +187,37 @@ Status map_concat(NodeMapping& m) {
   const OpDef* def = find_op("Concat");
   const auto most = static_cast<std::size_t>(std::max(def->arity, 2));
   const auto rank = static_cast<std::int64_t>(m.shape_of(inputs[0]).size());
-  // A Concat of `parts` along the axis, or the one emitted before with the same inputs.
-  auto concat = [&](const std::vector<Tensor>& parts, std::string_view suffix) {
-    std::vector<int> key{static_cast<int>(axis < 0 ? axis + rank : axis)};
+  auto key_of = [&](const std::vector<Tensor>& parts) {
+    std::vector<std::int64_t> key{axis < 0 ? axis + rank : axis};
     for (const Tensor& t : parts) key.push_back(t.id);
-    auto [at, added] = m.concats().try_emplace(key);
-    if (added || suffix.empty()) at->second = m.op("Concat", parts, {Attr{"axis", static_cast<float>(axis)}}, suffix);
-    return at->second;
+    return key;
   };
-  // More inputs than the op takes: the first `most` become one Concat, which then stands first in their
-  // place (concatenation along one axis is associative), until `most` are left. The leading chunk is the
-  // same for every Concat that starts with the same inputs, and is the Concat of exactly those where the
-  // model has one: a dense block's layer 17 reads [layer 16's Concat, f16], the block's 25-input Concat
-  // [layer 16's Concat, f16, ..., f24], so that each is the leading part of the next and all share one
-  // buffer (host/concat_families.h) where chunks of 16 from the start would have left layer 17's
-  // Concat to be copied.
+  // A Concat of `parts` along the axis: a new one, remembered unless one of the same parts came first.
+  auto concat = [&](const std::vector<Tensor>& parts, std::string_view suffix) {
+    const Tensor made = m.op("Concat", parts, {Attr{"axis", static_cast<float>(axis)}}, suffix);
+    m.concats().try_emplace(key_of(parts), made);
+    return made;
+  };
+  // More inputs than the op takes: concatenation along one axis is associative, so a leading chunk of
+  // `most` may stand first in their place, while an earlier Concat of exactly those exists: a dense
+  // block's layer 17 reads [layer 16's Concat, f16], the block's 25-input Concat [layer 16's Concat, f16,
+  // ..., f24], so that each is the leading part of the next and all share one buffer
+  // (host/concat_families.h). Where none exists, the inputs go in chunks of `most`, side by side, and
+  // the chunks are concatenated (a tree: each value copied about twice where the Concats run).
   for (int round = 0; inputs.size() > most; ++round) {
-    const std::vector<Tensor> chunk(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(most));
-    const Tensor head = concat(chunk, "chunk" + std::to_string(round));
-    inputs.erase(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(most - 1));
-    inputs[0] = head;
+    const std::vector<Tensor> head(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(most));
+    if (auto earlier = m.concats().find(key_of(head)); earlier != m.concats().end()) {
+      inputs.erase(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(most - 1));
+      inputs[0] = earlier->second;
+      continue;
+    }
+    std::vector<Tensor> next;
+    for (std::size_t at = 0; at < inputs.size(); at += most) {
+      const std::vector<Tensor> chunk(inputs.begin() + static_cast<std::ptrdiff_t>(at),
+                                      inputs.begin() + static_cast<std::ptrdiff_t>(std::min(inputs.size(), at + most)));
+      next.push_back(chunk.size() == 1 ? chunk[0] : concat(chunk, "chunk" + std::to_string(round) + "_" + std::to_string(at / most)));
+    }
+    inputs = std::move(next);
   }
   m.set_output(0, concat(inputs, {}));
   return {};

@@ -668,9 +668,10 @@ TEST_CASE("attention: a product, the Softmax of its rows and the product that re
 
 // Concats that share inputs or read each other (tests/unit "Concat in place: a value goes into one Concat
 // only"): two starting with the same value, a dense block whose member an earlier Concat reads, a Concat
-// that reads one with its own leading inputs. Fused vs unfused vs the CPU reference.
+// that reads one with its own leading inputs, a Concat that leads another and lies further on in it too
+// ("... lies further on in the root too leaves the root to copy"). Fused vs unfused vs the CPU reference.
 TEST_CASE("Concat written in place: Concats that share inputs or read each other") {
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 4; ++which) {
     CAPTURE(which);
     GraphBuilder b;
     std::vector<std::pair<std::string, Shape>> shapes{{"in", {1, 3, 4, 4}}};
@@ -690,8 +691,11 @@ TEST_CASE("Concat written in place: Concats that share inputs or read each other
     } else if (which == 1) {
       head(b.op("Concat", {b.op("Concat", {x, y}, {{"axis", 1.0f}}), conv("ww", 2)}, {{"axis", 1.0f}}), 7, "a");
       head(b.op("Concat", {x, y, conv("wz", 4)}, {{"axis", 1.0f}}), 9, "b");
-    } else {
+    } else if (which == 2) {
       head(b.op("Concat", {x, y, b.op("Concat", {x, y}, {{"axis", 1.0f}})}, {{"axis", 1.0f}}), 10, "a");
+    } else {
+      const Tensor lead = b.op("Concat", {x, y}, {{"axis", 1.0f}});
+      head(b.op("Concat", {lead, conv("wz", 4), lead}, {{"axis", 1.0f}}), 14, "a");
     }
     check_fused_unfused(build_graph(b), random_feeds(shapes, 1400 + static_cast<std::uint32_t>(which), kUnit), 1e-5, 1e-4);
   }

@@ -958,6 +958,20 @@ TEST_CASE("Concat in place: leading Concats two deep (a block of more than 31 la
   CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | "
                         "Mul -> Relu -> Conv (into Concat) | Mul -> Relu -> Conv (into Concat) | Conv");
   CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, root.id}, {c1.id, root.id}, {c2.id, root.id}, {m3.id, root.id}});
+  REQUIRE(p.groups.size() == 6);
+  for (std::size_t g = 0; g < 6; ++g) CHECK(p.groups[g].level == g);  // each layer after the one it reads
+}
+
+TEST_CASE("Concat in place: a leading Concat that lies further on in the root too leaves the root to copy") {
+  //   c1 = [x0, f1];  root = [c1, g, c1]: c1's inputs could be stored at the root's start, but nothing would
+  //   store the second c1. c1 goes in place (its own family); the root runs.
+  DenseChain d;
+  const Tensor x0 = d.x0;
+  const Tensor c1 = d.concat({x0, d.layer(x0, 6)});
+  const Tensor root = d.concat({c1, d.layer(x0, 6), c1});
+  const FusionPlan p = plan(d.finish(root, 21));
+  CHECK(labels_of(p) == "Conv -> Relu -> Mul -> Relu -> Mul -> Relu (into Concat) | Conv (into Concat) | Conv | Concat | Conv");
+  CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, c1.id}});
 }
 
 TEST_CASE("Concat in place: a value goes into one Concat only") {

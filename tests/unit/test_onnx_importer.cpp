@@ -377,7 +377,7 @@ TEST_CASE("ONNX: layout and tensor ops at opset 13") {
   CHECK(node_of(graph, "pad_edge").lists.at("pads") == std::vector<std::int64_t>{0, 0, 1, 2, 0, 0, 2, 1});
 }
 
-TEST_CASE("ONNX: a Concat of more than 16 inputs leads with the earlier Concat of its first 16") {
+TEST_CASE("ONNX: a Concat of more than 16 inputs leads with an earlier Concat of its first 16, else goes in chunks") {
   if (!check_model_needing("long_concats", {"Concat", "Relu"})) return;
   const Graph graph = load(model_path("long_concats"));
   const GraphIR& ir = graph_ir(graph);
@@ -387,19 +387,23 @@ TEST_CASE("ONNX: a Concat of more than 16 inputs leads with the earlier Concat o
       ++concats;
       CHECK(node.inputs.size() <= 16);
     }
-  // concat1 .. concat19, and concat_twice's 40 inputs as [[concat15, f16 .. f19, f0 .. f10], f11 .. f19]:
-  // every leading chunk of 16 inputs is concat15 itself, so each Concat starts with the one before.
-  CHECK(concats == 21);
+  // concat1 .. concat19; concat_twice's 40 inputs lead with concat15 ([concat15, f16 .. f19, f0 .. f19]),
+  // and as no earlier Concat holds the next 16 of those, they go in chunks of 16 side by side:
+  // [[concat15, f16 .. f19, f0 .. f10], [f11 .. f19]]. Each Concat of a layer starts with the one before.
+  CHECK(concats == 22);
   for (const char* name : {"concat16", "concat19"}) {
     CAPTURE(name);
     CHECK(node_of(graph, name).inputs[0] == node_of(graph, "concat15").output);
   }
   const Node& twice = node_of(graph, "concat_twice");
-  CHECK(twice.inputs.size() == 10);
-  const Node& chunk = node_of(graph, "concat_twice/chunk1");
-  CHECK(twice.inputs[0] == chunk.output);
-  CHECK(chunk.inputs.size() == 16);
-  CHECK(chunk.inputs[0] == node_of(graph, "concat15").output);
+  REQUIRE(twice.inputs.size() == 2);
+  const Node& first = node_of(graph, "concat_twice/chunk1_0");
+  const Node& second = node_of(graph, "concat_twice/chunk1_1");
+  CHECK(twice.inputs[0] == first.output);
+  CHECK(twice.inputs[1] == second.output);
+  CHECK(first.inputs.size() == 16);
+  CHECK(first.inputs[0] == node_of(graph, "concat15").output);
+  CHECK(second.inputs.size() == 9);
 }
 
 TEST_CASE("ONNX: opset 11 forms (Softmax over a 2-D coercion, Reduce axes attributes)") {
