@@ -53,10 +53,75 @@ bool family_stores(const GraphIR& graph, const std::vector<NodeId>& members, con
   return true;
 }
 
+using Candidates = std::map<NodeId, std::vector<ElementPlacement>>;  // Concats: where their inputs lie
+
+// A family in the making: its members (the root first), what it stores into the root and where, and the
+// inputs of each leading Concat, by its output.
+struct Draft {
+  std::vector<NodeId> members;
+  std::vector<ValueId> inputs;
+  std::vector<ElementPlacement> places;
+  std::map<ValueId, std::vector<ValueId>> leads;
+};
+
+// Concat c's inputs with a leading one's inputs in its place, and that one's leading one's, and so on (a
+// block of more than 31 layers: [[layer 16's Concat, f16 .. f30], f31, ...]).
+std::vector<ValueId> expanded(const GraphIR& graph, const Candidates& candidates, const Draft& draft, NodeId c) {
+  std::vector<ValueId> flat = graph.node(c).inputs;
+  if (!candidates.at(c)[0].identity()) return flat;
+  for (auto lead = draft.leads.find(flat[0]); lead != draft.leads.end(); lead = draft.leads.find(flat[0])) {
+    flat.erase(flat.begin());
+    flat.insert(flat.begin(), lead->second.begin(), lead->second.end());
+  }
+  return flat;
+}
+
+// The root with its leading Concats: the root's first input, at its start, whose inputs lie where they
+// would as the root's own, is a member, its inputs in its place, and so on down: densenet's blocks of
+// more than 16 layers, whose Concats the importer chains ([layer 16's Concat, f16, ..., f24],
+// host/onnx map_concat).
+Draft with_leads(const GraphIR& graph, const Candidates& candidates, const std::set<NodeId>& taken, NodeId root) {
+  Draft draft{{root}, graph.node(root).inputs, candidates.at(root), {}};
+  const DType dtype = graph.value(graph.node(root).output).dtype;
+  while (true) {
+    const ValueId first = draft.inputs[0];
+    const NodeId lead = graph.value(first).producer;
+    if (lead == kNoNode || !candidates.count(lead) || taken.count(lead) || !draft.places[0].identity() ||
+        graph.value(first).is_output || graph.value(graph.node(lead).output).dtype != dtype)
+      return draft;
+    const std::vector<ValueId> lead_inputs = expanded(graph, candidates, draft, lead);
+    std::vector<ValueId> flat = lead_inputs;
+    flat.insert(flat.end(), draft.inputs.begin() + 1, draft.inputs.end());
+    auto flat_places = places_as_inputs(graph, root, flat);
+    auto lead_places = places_as_inputs(graph, lead, lead_inputs);
+    if (!flat_places || !lead_places || !std::equal(lead_places->begin(), lead_places->end(), flat_places->begin()))
+      return draft;
+    draft.members.push_back(lead);
+    draft.leads[first] = lead_inputs;
+    draft.inputs = std::move(flat);
+    draft.places = std::move(*flat_places);
+  }
+}
+
+// Whether Concat c (its leading Concats read as their inputs) is the draft's root's leading elements:
+// each of its inputs is one the draft stores, at the same place.
+bool inside(const GraphIR& graph, const Candidates& candidates, const Draft& draft, NodeId c) {
+  const DType dtype = graph.value(graph.node(draft.members[0]).output).dtype;
+  const std::vector<ValueId> c_inputs = expanded(graph, candidates, draft, c);
+  const auto c_places = places_as_inputs(graph, c, c_inputs);
+  if (!c_places || graph.value(graph.node(c).output).dtype != dtype) return false;
+  for (std::size_t j = 0; j < c_inputs.size(); ++j) {
+    const auto at = std::find(draft.inputs.begin(), draft.inputs.end(), c_inputs[j]);
+    if (at == draft.inputs.end() || draft.places[static_cast<std::size_t>(at - draft.inputs.begin())] != (*c_places)[j])
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
-  std::map<NodeId, std::vector<ElementPlacement>> candidates;
+  Candidates candidates;
   std::vector<NodeId> order;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n)
     if (auto places = input_places(graph, n)) candidates[n] = std::move(*places), order.push_back(n);
@@ -68,65 +133,20 @@ std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
   std::set<NodeId> taken;
   for (const NodeId root : order) {
     if (taken.count(root)) continue;
-    const DType dtype = graph.value(graph.node(root).output).dtype;
-    std::vector<NodeId> members{root};
-    std::vector<ValueId> inputs = graph.node(root).inputs;
-    std::vector<ElementPlacement> places = candidates.at(root);
-    // A leading Concat (the root's first input, at its start) whose inputs lie where they would as the
-    // root's own is a member, its inputs in its place: densenet's blocks of more than 16 layers, whose
-    // Concats the importer chains ([layer 16's Concat, f16, ..., f24], host/onnx map_concat). A Concat
-    // that starts with it is read the same way.
-    std::map<ValueId, std::vector<ValueId>> leads;  // a leading Concat's output: its inputs
-    // Concat c's inputs with a leading one's in its place, and that one's leading one's, and so on (a
-    // block of more than 31 layers: [[layer 16's Concat, f16 .. f30], f31, ...]).
-    auto expanded = [&](NodeId c) {
-      std::vector<ValueId> flat = graph.node(c).inputs;
-      if (!candidates.at(c)[0].identity()) return flat;
-      for (auto lead = leads.find(flat[0]); lead != leads.end(); lead = leads.find(flat[0])) {
-        flat.erase(flat.begin());
-        flat.insert(flat.begin(), lead->second.begin(), lead->second.end());
-      }
-      return flat;
-    };
-    while (true) {
-      const ValueId first = inputs[0];
-      const NodeId lead = graph.value(first).producer;
-      if (lead == kNoNode || !candidates.count(lead) || taken.count(lead) || !places[0].identity() ||
-          graph.value(first).is_output || graph.value(graph.node(lead).output).dtype != dtype)
-        break;
-      const std::vector<ValueId> lead_inputs = expanded(lead);
-      std::vector<ValueId> flat = lead_inputs;
-      flat.insert(flat.end(), inputs.begin() + 1, inputs.end());
-      auto flat_places = places_as_inputs(graph, root, flat);
-      auto lead_places = places_as_inputs(graph, lead, lead_inputs);
-      if (!flat_places || !lead_places || !std::equal(lead_places->begin(), lead_places->end(), flat_places->begin())) break;
-      members.push_back(lead);
-      leads[first] = lead_inputs;
-      inputs = std::move(flat);
-      places = std::move(*flat_places);
-    }
+    Draft draft = with_leads(graph, candidates, taken, root);
     for (const NodeId c : order) {
       // (A Concat the root reads is stored into the root's slice: it cannot also be its first bytes.)
-      if (std::find(members.begin(), members.end(), c) != members.end() || taken.count(c) ||
-          std::find(inputs.begin(), inputs.end(), graph.node(c).output) != inputs.end())
+      const bool member = std::find(draft.members.begin(), draft.members.end(), c) != draft.members.end();
+      if (member || taken.count(c) ||
+          std::find(draft.inputs.begin(), draft.inputs.end(), graph.node(c).output) != draft.inputs.end())
         continue;
-      const std::vector<ValueId> c_inputs = expanded(c);
-      const auto c_places = places_as_inputs(graph, c, c_inputs);
-      bool inside = c_places && graph.value(graph.node(c).output).dtype == dtype;
-      for (std::size_t j = 0; j < c_inputs.size() && inside; ++j) {
-        const auto at = std::find(inputs.begin(), inputs.end(), c_inputs[j]);
-        inside = at != inputs.end() && places[static_cast<std::size_t>(at - inputs.begin())] == (*c_places)[j];
-      }
-      if (inside) members.push_back(c);
+      if (inside(graph, candidates, draft, c)) draft.members.push_back(c);
     }
-    if (!family_stores(graph, members, inputs, places)) {
-      members.resize(1);
-      inputs = graph.node(root).inputs;
-      places = candidates.at(root);
-    }
-    if (!family_stores(graph, members, inputs, places)) continue;
-    taken.insert(members.begin(), members.end());
-    families.push_back({root, std::move(members), std::move(inputs), std::move(places)});
+    if (!family_stores(graph, draft.members, draft.inputs, draft.places))
+      draft = Draft{{root}, graph.node(root).inputs, candidates.at(root), {}};
+    if (!family_stores(graph, draft.members, draft.inputs, draft.places)) continue;
+    taken.insert(draft.members.begin(), draft.members.end());
+    families.push_back({root, std::move(draft.members), std::move(draft.inputs), std::move(draft.places)});
   }
   std::sort(families.begin(), families.end(), [](const ConcatFamily& a, const ConcatFamily& b) { return a.root < b.root; });
   return families;
