@@ -8,20 +8,11 @@
 namespace vkfuse {
 namespace {
 
-// Where each input of node `c` lies in its output, if its op places inputs (OpDef::place_inputs).
-std::optional<std::vector<ElementPlacement>> input_places(const GraphIR& graph, NodeId c) {
-  const Node& node = graph.node(c);
-  if (!node.op->place_inputs) return std::nullopt;
-  const Value& out = graph.value(node.output);
-  auto places = node.op->place_inputs(graph.input_infos(c), {out.shape, out.dtype}, node.op_attrs());
-  if (!places || places->size() != node.inputs.size()) return std::nullopt;
-  return places;
-}
-
-// Where `inputs` would lie in the output of root Concat `c` if they were its inputs (the same output:
-// they are its inputs with a leading Concat's inputs in that Concat's place).
+// Where `inputs` would lie in node c's output as its inputs, if its op places inputs (OpDef::place_inputs):
+// c's own inputs, or those with a leading Concat's inputs in that Concat's place (the same output).
 std::optional<std::vector<ElementPlacement>> places_as_inputs(const GraphIR& graph, NodeId c, const std::vector<ValueId>& inputs) {
   const Node& node = graph.node(c);
+  if (!node.op->place_inputs) return std::nullopt;
   std::vector<TensorInfo> infos;
   for (ValueId v : inputs) infos.push_back({graph.value(v).shape, graph.value(v).dtype});
   const Value& out = graph.value(node.output);
@@ -124,7 +115,8 @@ std::vector<ConcatFamily> find_concat_families(const GraphIR& graph) {
   Candidates candidates;
   std::vector<NodeId> order;
   for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n)
-    if (auto places = input_places(graph, n)) candidates[n] = std::move(*places), order.push_back(n);
+    if (auto places = places_as_inputs(graph, n, graph.node(n).inputs))
+      candidates[n] = std::move(*places), order.push_back(n);
   // Largest outputs first: a root before the Concats it may hold.
   std::stable_sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
     return shape_numel(graph.value(graph.node(a).output).shape) > shape_numel(graph.value(graph.node(b).output).shape);
