@@ -10,14 +10,41 @@
 
 namespace vkfuse {
 
+namespace {
+
+bool is_float(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
+
+// VKF_IN<k>_X4(i): elements i .. i + 3 of pre-fused argument k (i a multiple of 4) as a vec4, the
+// chain `name` run on each lane of the stage's vector loads (a per-channel operand loaded once for the
+// four where they lie in one plane).
+std::string load_x4(std::size_t k, const Stage& load, const std::string& name) {
+  std::ostringstream out;
+  const std::string fn = "vkf_load" + std::to_string(k) + "_x4";
+  out << "vec4 " << fn << "(uint i) {\n";
+  std::istringstream loads(load.vector_loads("i", "i / 4u"));
+  for (std::string line; std::getline(loads, line);) out << "  " << line << "\n";
+  out << "  vec4 r;\n";
+  for (std::uint32_t l = 0; l < kStageVec; ++l) {
+    std::vector<std::string> args = load.call_inputs("_" + std::to_string(l));
+    args.push_back("r[" + std::to_string(l) + "]");
+    out << "  " << join_call(name, args) << "\n";
+  }
+  out << "  return r;\n}\n#define VKF_IN" << k << "_X4(i) " << fn << "(i)\n";
+  return out.str();
+}
+
+}  // namespace
+
 Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, const std::vector<LoadStages>& loads,
                                      const Stage* rows, const Stage& post, int first_output_binding) {
   std::ostringstream out;
   bool raw_inputs = false;
+  int x4_input = -1;
   const std::string* split_groups = nullptr;
   for (const auto& [name, value] : spec.kernel_defines) {
     out << "#define " << name << " " << value << "\n";
     raw_inputs = raw_inputs || (name == "VKF_RAW_INPUTS" && value == "1");
+    if (name == "VKF_X4_INPUT") x4_input = std::stoi(value);
     if (name == "VKF_SPLIT_GROUPS") split_groups = &value;
   }
   if (split_groups) {
@@ -123,12 +150,20 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
       args.push_back("r");
       out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
       out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";
+      if (static_cast<int>(k) == x4_input && !chain.element && is_float(input.dtype))
+        out << load_x4(k, load, name);
       continue;
     }
     const int first = pre.binding[k];
     const int chunks = static_cast<int>(input.bindings());
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
+      if (static_cast<int>(k) == x4_input && is_float(input.dtype)) {
+        if (declared.insert({first, true}).second)
+          out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first << "V { "
+              << glsl_storage_vec4(input.dtype) << " d[]; } " << pre.buffer(k) << "v;\n";
+        out << "#define VKF_IN" << k << "_X4(i) vec4(" << pre.buffer(k) << "v.d[(i) / 4u])\n";
+      }
       // Roots that load whole 16-byte runs (roots/gemm_coopmat.glsl, roots/gemm_tiled.glsl) ask for
       // VKF_RAW_INPUTS 1: the raw 16 bytes from element i on (i a multiple of 16 / element size), the same
       // binding seen as uvec4s, declared once where inputs share a binding (Gemm(x, x)).

@@ -35,6 +35,25 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
   return true;
 }
 
+LaneAccess Stage::lane_access(std::size_t k) const {
+  switch (access[k]) {
+    case InputAccess::kLiteral: return LaneAccess::kNone;
+    case InputAccess::kScalar: return LaneAccess::kShared;
+    case InputAccess::kFull: return LaneAccess::kVector;
+    case InputAccess::kBroadcast: break;
+  }
+  const KernelInput& input = inputs[k];
+  const std::vector<BroadcastDim> map = broadcast_map(shape, input.shape, input.strides);
+  if (map.empty() || map[0].extent % kStageVec != 0) return LaneAccess::kEach;
+  if (map[0].stride == 0) return LaneAccess::kShared;
+  // A run the input steps through with the domain: the lanes' first element is then a multiple of
+  // kStageVec (as the offset and the outer strides are), so they are one vec4 of the vec4 view.
+  const bool aligned = input.offset % kStageVec == 0 && std::all_of(map.begin() + 1, map.end(), [](const BroadcastDim& d) {
+    return d.stride >= 0 && d.stride % kStageVec == 0;
+  });
+  return map[0].stride == 1 && aligned ? LaneAccess::kVector : LaneAccess::kEach;
+}
+
 std::string Stage::vector_loads(const std::string& base, const std::string& vector) const {
   static const char* kLanes[] = {"x", "y", "z", "w"};
   std::ostringstream out;
@@ -42,17 +61,33 @@ std::string Stage::vector_loads(const std::string& base, const std::string& vect
     const DType dtype = inputs[k].dtype;
     const char* type = glsl_register_type(dtype);
     const std::string name = prefix + "a" + std::to_string(k);
-    switch (access[k]) {
-      case InputAccess::kLiteral: break;
-      case InputAccess::kScalar: out << "const " << type << " " << name << " = " << load(k, "0u") << ";\n"; break;
-      case InputAccess::kFull:
-        out << "const " << glsl_wide_vec4(dtype) << " " << prefix << "p" << k << " = " << glsl_wide_vec4(dtype) << "("
-            << buffer(k) << "v.d[" << vector << "]);\n";
+    const std::string packed = prefix + "p" + std::to_string(k);
+    switch (lane_access(k)) {
+      case LaneAccess::kNone: break;
+      case LaneAccess::kShared:
+        if (access[k] == InputAccess::kScalar) {
+          out << "const " << type << " " << name << " = " << load(k, "0u") << ";\n";
+          break;
+        }
+        // One element for every lane (a per-channel operand over whole planes).
+        out << "const " << type << " " << packed << " = " << load(k, base) << ";\n";
+        for (std::uint32_t l = 0; l < kStageVec; ++l)
+          out << "const " << type << " " << name << "_" << l << " = " << packed << ";\n";
+        break;
+      case LaneAccess::kVector: {
+        const std::string at = access[k] == InputAccess::kFull
+                                   ? vector
+                                   : "(" + broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides),
+                                                                base, inputs[k].offset) +
+                                         ") / " + std::to_string(kStageVec) + "u";
+        out << "const " << glsl_wide_vec4(dtype) << " " << packed << " = " << glsl_wide_vec4(dtype) << "(" << buffer(k)
+            << "v.d[" << at << "]);\n";
         for (std::uint32_t l = 0; l < kStageVec; ++l)
           out << "const " << type << " " << name << "_" << l << " = "
-              << glsl_wide_lane(dtype, prefix + "p" + std::to_string(k) + "." + kLanes[l]) << ";\n";
+              << glsl_wide_lane(dtype, packed + "." + kLanes[l]) << ";\n";
         break;
-      case InputAccess::kBroadcast:
+      }
+      case LaneAccess::kEach:
         for (std::uint32_t l = 0; l < kStageVec; ++l)
           out << "const " << type << " " << name << "_" << l << " = "
               << load(k, "(" + base + " + " + std::to_string(l) + "u)") << ";\n";

@@ -24,6 +24,12 @@ inline constexpr std::uint32_t kStageVec = 4;
 
 enum class InputAccess { kLiteral, kScalar, kFull, kBroadcast };
 
+// How kStageVec neighbouring lanes, from a multiple of kStageVec, read an input: one element for all
+// lanes (a scalar input, or a broadcast input that repeats each element over a run of the domain a
+// multiple of kStageVec long: a per-channel operand over whole planes), one vec4 of the binding's vec4
+// view (the input steps with the domain over such runs, from a multiple of kStageVec), or lane by lane.
+enum class LaneAccess { kNone, kShared, kVector, kEach };
+
 // How a stage reads an input over a domain of `domain_numel` elements.
 InputAccess classify(const KernelInput& input, std::int64_t domain_numel);
 
@@ -66,6 +72,9 @@ struct Stage {
     return glsl_load(inputs[k].dtype, buffer(k) + ".d[" + index + "]");
   }
 
+  // How the kStageVec lanes from a multiple of kStageVec read input k on the vector paths.
+  LaneAccess lane_access(std::size_t k) const;
+
   // Declares each binding once (a scalar view, plus a vec4 view where an input loads vectors).
   void declare(std::ostringstream& out, std::set<std::pair<int, bool>>& declared) const {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -75,7 +84,7 @@ struct Stage {
       if (declared.insert({binding[k], false}).second)
         out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
             << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
-      if (access[k] == InputAccess::kFull && declared.insert({binding[k], true}).second)
+      if (lane_access(k) == LaneAccess::kVector && declared.insert({binding[k], true}).second)
         out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
             << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
     }

@@ -82,19 +82,34 @@ shared float vkf_partial[uint(VKF_SPLIT_K - 1) * VKF_TM * VKF_TN * VKF_SLICE_THR
 shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 #endif
 
+// B four columns at a time (VKF_B_VEC 4: pointwise, planes a multiple of 4 long; and the group gives
+// X as VKF_IN0_X4): a vec4 load of X, and where a chain runs in the loads, its per-channel operands
+// loaded once for the four. Then the first BN*BK/4 invocations stage B where that is fewer than all.
+#if defined(VKF_B_VEC) && VKF_B_VEC == 4 && defined(VKF_IN0_X4)
+#define VKF_B_X4 1
+#define VKF_B_LANES 4u
+#define vkf_b_fetch vec4
+#else
+#define VKF_B_X4 0
+#define VKF_B_LANES 1u
+#define vkf_b_fetch float
+#endif
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
-#define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_THREADS)
 #define VKF_A_STEP (VKF_THREADS / VKF_BK)  // tile rows between one invocation's A loads
-#define VKF_B_STEP (VKF_THREADS / VKF_BN)  // k's between one invocation's B loads
+#define VKF_B_COLS (VKF_BN / VKF_B_LANES)  // invocations along a staged B row
+#define VKF_B_LOADERS min(VKF_THREADS, VKF_BN * VKF_BK / VKF_B_LANES)  // invocations that stage B
+#define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_B_LANES / VKF_B_LOADERS)  // B loads of each of them
+#define VKF_B_STEP (VKF_B_LOADERS / VKF_B_COLS)  // k's between one invocation's B loads
 
-// Where this invocation's loads come from. A: column a_k of tile rows a_m + i * A_STEP; B: column b_n of
-// rows k0 + b_k + i * B_STEP, whose (ci, kh, kw) are kept in ci/kh/kw and advanced by BK per step.
+// Where this invocation's loads come from. A: column a_k of tile rows a_m + i * A_STEP; B: columns b_n ..
+// b_n + B_LANES - 1 of rows k0 + b_k + i * B_STEP, whose (ci, kh, kw) are kept in ci/kh/kw and advanced
+// by BK per step.
 // Neighbouring invocations load neighbouring words of W and of X.
 struct VkfFetch {
   uint a_k, a_m;
   uint w_rows;      // W offset of the tile's first row
   uint rows_left;   // MG - the tile's first row
-  bool col_inside;  // the B column is a real output position
+  bool col_inside;  // the B columns are real output positions (and this invocation stages B)
   uint x_col;       // X offset of the column's image and group (pointwise: plus the column's position)
   int ih0, iw0;     // the column's window corner in X
   uint ci[VKF_B_LOADS];
@@ -107,7 +122,7 @@ struct VkfFetch {
 #define VKF_BK_KW int((VKF_BK % VKF_KHW) % uint(VKF_KW))
 
 // The A and B values of K step k0 that this invocation stages (zero past the edges and in the pads).
-void vkf_fetch(const VkfFetch f, const uint k0, out float a[VKF_A_LOADS], out float b[VKF_B_LOADS]) {
+void vkf_fetch(const VkfFetch f, const uint k0, out float a[VKF_A_LOADS], out vkf_b_fetch b[VKF_B_LOADS]) {
   const uint ka = k0 + f.a_k;
   [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
     const uint m = f.a_m + i * VKF_A_STEP;
@@ -115,8 +130,10 @@ void vkf_fetch(const VkfFetch f, const uint k0, out float a[VKF_A_LOADS], out fl
     if (m < f.rows_left && ka < VKF_GEMM_K) a[i] = VKF_IN1(f.w_rows + m * VKF_GEMM_K + ka);
   }
   [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
-    b[i] = 0.0;
-#if VKF_POINTWISE
+    b[i] = vkf_b_fetch(0.0);
+#if VKF_B_X4
+    if (f.col_inside && f.ci[i] < VKF_CG) b[i] = VKF_IN0_X4(f.x_col + f.ci[i] * VKF_HW);
+#elif VKF_POINTWISE
     if (f.col_inside && f.ci[i] < VKF_CG) b[i] = VKF_IN0(f.x_col + f.ci[i] * VKF_HW);
 #else
     const int ih = f.ih0 + f.kh[i] * VKF_DH, iw = f.iw0 + f.kw[i] * VKF_DW;
@@ -194,7 +211,7 @@ void main() {
   const uint ty = warp_blocks ? (warp / warps_n) * 4u + in_warp / 8u : lane / VKF_THREADS_N;
   const uint g = gl_WorkGroupID.z;
   const uint m0 = gl_WorkGroupID.y * VKF_BM;
-  const uint b_n = tid % VKF_BN, b_k = tid / VKF_BN;
+  const uint b_n = (tid % VKF_B_COLS) * VKF_B_LANES, b_k = tid / VKF_B_COLS;
   VkfFetch f;
   f.a_k = tid % VKF_BK;
   f.a_m = tid / VKF_BK;
@@ -204,7 +221,7 @@ void main() {
     VKF_SPLIT_PART(tile, t, VKF_GEMM_K);  // the column tile; part, k_begin, k_end
     const uint n0 = tile * VKF_BN;
     const uint col = n0 + b_n;
-    f.col_inside = col < VKF_GEMM_N;
+    f.col_inside = tid < VKF_B_LOADERS && col < VKF_GEMM_N;  // (with B_X4, all four columns or none)
     const uint image = col / VKF_OHW, p = col % VKF_OHW;
 #if VKF_POINTWISE
     f.x_col = (image * VKF_C + g * VKF_CG) * VKF_HW + p;
@@ -228,15 +245,27 @@ void main() {
 
     // Software pipelining: the next step's loads are issued before this step's multiply, so their
     // latency hides behind it.
-    float a_next[VKF_A_LOADS], b_next[VKF_B_LOADS];
+    float a_next[VKF_A_LOADS];
+    vkf_b_fetch b_next[VKF_B_LOADS];
     vkf_fetch(f, k_begin, a_next, b_next);
     for (uint k0 = k_begin; k0 < k_end; k0 += VKF_BK) {
       [[unroll]] for (uint i = 0u; i < VKF_A_LOADS; ++i) {
         const uint m = f.a_m + i * VKF_A_STEP;
         vkf_a[f.a_k * VKF_ROW_A + m / VKF_FM][m % VKF_FM] = a_next[i];
       }
-      [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i)
-        vkf_b[(b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / VKF_FN][b_n % VKF_FN] = b_next[i];
+      if (tid < VKF_B_LOADERS) {
+        [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
+          const uint at = (b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / VKF_FN;
+#if VKF_B_X4 && VKF_FRAG_N == 4
+          vkf_b[at] = b_next[i];
+#elif VKF_B_X4
+          vkf_b[at] = b_next[i].xy;
+          vkf_b[at + 1u] = b_next[i].zw;
+#else
+          vkf_b[at][b_n % VKF_FN] = b_next[i];
+#endif
+        }
+      }
       barrier();
       if (k0 + VKF_BK < k_end) {
         vkf_advance(f);
