@@ -15,10 +15,15 @@ namespace {
 bool is_float(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
 
 // VKF_IN<k>_X4(i): elements i .. i + 3 of pre-fused argument k (i a multiple of 4) as a vec4, the
-// chain `name` run on each lane of the stage's vector loads (a per-channel operand loaded once for the
-// four where they lie in one plane).
+// chain `name` run on each lane of the stage's vector loads; VKF_IN<k>_X4_SHARED 1 where an operand
+// of the chain is loaded once for the four (a per-channel operand where they lie in one plane).
 std::string load_x4(std::size_t k, const Stage& load, const std::string& name) {
   std::ostringstream out;
+  for (std::size_t j = 0; j < load.inputs.size(); ++j)
+    if (load.access[j] == InputAccess::kBroadcast && load.lane_access(j) == LaneAccess::kShared) {
+      out << "#define VKF_IN" << k << "_X4_SHARED 1\n";
+      break;
+    }
   const std::string fn = "vkf_load" + std::to_string(k) + "_x4";
   out << "vec4 " << fn << "(uint i) {\n";
   std::istringstream loads(load.vector_loads("i", "i / 4u"));

@@ -84,11 +84,20 @@ shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 
 // B four columns at a time (VKF_B_VEC 4: pointwise, planes a multiple of 4 long; and the group gives
 // X as VKF_IN0_X4): a vec4 load of X, and where a chain runs in the loads, its per-channel operands
-// loaded once for the four. Then the first BN*BK/4 invocations stage B where that is fewer than all.
-#if defined(VKF_B_VEC) && VKF_B_VEC == 4 && defined(VKF_IN0_X4)
+// loaded once for the four (VKF_IN0_X4_SHARED). Where BN*BK/4 is fewer than the invocations
+// (VKF_B_FEW_LOADERS 1), only that many would stage B: only X with shared operands goes by fours then.
+// H100, 2026-11-28, fp32 batch 1 (bench/results/h100_2026-11-28_ab_conv_b_vec4.md): densenet121
+// 1.417 -> 1.304 ms, resnet50 0.886 -> 0.869; with few loaders, plain X by fours made googlenet 0.402
+// -> 0.407 and X through an Identity shufflenet_v2_x1_0 0.255 -> 0.257, while densenet121's BatchNorm
+// and Relu in the loads went 1.342 -> 1.315 by fours.
+#if defined(VKF_B_VEC) && VKF_B_VEC == 4 && defined(VKF_IN0_X4) && (VKF_B_FEW_LOADERS == 0 || defined(VKF_IN0_X4_SHARED))
 #define VKF_B_X4 1
 #define VKF_B_LANES 4u
 #define vkf_b_fetch vec4
+#if VKF_B_FEW_LOADERS
+#define VKF_B_LOADERS (VKF_BN * VKF_BK / 4u)  // invocations that stage B
+#define VKF_B_STAGES(tid) ((tid) < VKF_B_LOADERS)
+#endif
 #else
 #define VKF_B_X4 0
 #define VKF_B_LANES 1u
@@ -97,7 +106,10 @@ shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 #define VKF_A_LOADS (VKF_BM * VKF_BK / VKF_THREADS)
 #define VKF_A_STEP (VKF_THREADS / VKF_BK)  // tile rows between one invocation's A loads
 #define VKF_B_COLS (VKF_BN / VKF_B_LANES)  // invocations along a staged B row
-#define VKF_B_LOADERS min(VKF_THREADS, VKF_BN * VKF_BK / VKF_B_LANES)  // invocations that stage B
+#if !defined(VKF_B_LOADERS)
+#define VKF_B_LOADERS VKF_THREADS
+#define VKF_B_STAGES(tid) true
+#endif
 #define VKF_B_LOADS (VKF_BN * VKF_BK / VKF_B_LANES / VKF_B_LOADERS)  // B loads of each of them
 #define VKF_B_STEP (VKF_B_LOADERS / VKF_B_COLS)  // k's between one invocation's B loads
 
@@ -221,7 +233,7 @@ void main() {
     VKF_SPLIT_PART(tile, t, VKF_GEMM_K);  // the column tile; part, k_begin, k_end
     const uint n0 = tile * VKF_BN;
     const uint col = n0 + b_n;
-    f.col_inside = tid < VKF_B_LOADERS && col < VKF_GEMM_N;  // (with B_X4, all four columns or none)
+    f.col_inside = VKF_B_STAGES(tid) && col < VKF_GEMM_N;  // (with B_X4, all four columns or none)
     const uint image = col / VKF_OHW, p = col % VKF_OHW;
 #if VKF_POINTWISE
     f.x_col = (image * VKF_C + g * VKF_CG) * VKF_HW + p;
@@ -253,7 +265,7 @@ void main() {
         const uint m = f.a_m + i * VKF_A_STEP;
         vkf_a[f.a_k * VKF_ROW_A + m / VKF_FM][m % VKF_FM] = a_next[i];
       }
-      if (tid < VKF_B_LOADERS) {
+      if (VKF_B_STAGES(tid)) {
         [[unroll]] for (uint i = 0u; i < VKF_B_LOADS; ++i) {
           const uint at = (b_k + i * VKF_B_STEP) * VKF_ROW_B + b_n / VKF_FN;
 #if VKF_B_X4 && VKF_FRAG_N == 4

@@ -762,6 +762,63 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
   }
 }
 
+TEST_CASE("vector loads: pointwise Convs stage X four positions at a time, plain and through chains, f32 and f16") {
+  // Planes of whole vec4s (8x8, 6x6) take X four positions per load (roots/conv2d.glsl, VKF_B_VEC), a
+  // per-channel or per-image operand of the chain in the loads once for the four; planes of 25 go one
+  // position at a time. 13 and 96 input channels (96: K split across workgroups); batch 2; a slice
+  // of channels 3.. of a larger tensor read in place; 56x56 planes, where every invocation stages B
+  // (lavapipe's smaller ones leave that to the first BN*BK/4 invocations).
+  struct Case {
+    Shape x;
+    std::int64_t m;
+    const char* chain;  // "", "bn" (scale, shift, Relu), "se" (a per-image scale), "slice" (channels 3..)
+  };
+  const Case cases[] = {{{1, 13, 8, 8}, 17, ""},    {{1, 13, 8, 8}, 17, "bn"},    {{2, 13, 6, 6}, 17, "bn"},
+                        {{2, 13, 8, 8}, 40, "se"},  {{1, 96, 8, 8}, 24, "bn"},    {{1, 13, 5, 5}, 17, "bn"},
+                        {{2, 13, 8, 8}, 17, "slice"}, {{1, 96, 6, 6}, 24, ""},  {{1, 64, 56, 56}, 64, ""},
+                        {{1, 64, 56, 56}, 64, "bn"}};
+  std::uint32_t seed = 950;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases) {
+      const std::string chain = c.chain;
+      const std::string what = std::string(dtype_name(dtype)) + " " + shape_to_string(c.x) + " " + chain;
+      CAPTURE(what);
+      const std::int64_t n = c.x[0], ch = c.x[1];
+      GraphBuilder b;
+      std::map<std::string, Shape> shapes{{"w", {c.m, ch, 1, 1}}, {"bias", {c.m}}};
+      Tensor x;
+      if (chain == "slice") {
+        const Shape whole{n, ch + 5, c.x[2], c.x[3]};
+        shapes["x"] = whole;
+        x = b.op("Relu", {b.op("Slice", {b.input("x", whole, dtype)},
+                               {{"axis", 1.0f}, {"start", 3.0f}, {"end", 3.0f + static_cast<float>(ch)}})});
+      } else {
+        shapes["x"] = c.x;
+        x = b.input("x", c.x, dtype);
+      }
+      if (chain == "bn") {
+        shapes["scale"] = {ch, 1, 1};
+        shapes["shift"] = {1, ch, 1, 1};
+        x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", shapes["scale"], dtype)}),
+                                       b.input("shift", shapes["shift"], dtype)})});
+      }
+      if (chain == "se") {
+        shapes["se"] = {n, ch, 1, 1};
+        x = b.op("Mul", {x, b.input("se", shapes["se"], dtype)});
+      }
+      b.output(b.op("Conv", {x, b.input("w", shapes["w"], dtype), b.input("bias", shapes["bias"], dtype)}), "y");
+      const Graph graph = build_graph(b);
+      std::mt19937 rng(seed++);
+      std::map<std::string, HostTensor> feeds;
+      for (const auto& [name, shape] : shapes) feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+      const bool f16 = dtype == DType::kF16;
+      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+      // The cooperative-matrix root (f16 where the device has it) takes no chains in its loads.
+      const bool coopmat = f16 && gpu_context().impl()->plan.coopmat_f16;
+      if (!coopmat) CHECK(o.fused_dispatches == 1u);
+    }
+  }
+}
 
 TEST_CASE("elements in loads: a depthwise Conv -> Clip runs in the pointwise Conv's loads, f32 and f16") {
   // x ─ Conv(depthwise) ─ Clip ─ Conv(1x1) ─ Add(skip) ─ y: one dispatch, the depthwise output never

@@ -17,6 +17,7 @@
 #include "codegen/broadcast_map.h"
 #include "codegen/glsl_compiler.h"
 #include "codegen/kernel_builder.h"
+#include "codegen/kernel_stage.h"
 #include "codegen/spirv_optimizer.h"
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
@@ -608,6 +609,90 @@ TEST_CASE("views of one tensor share one binding") {
   CHECK(source.find("binding = 2") == std::string::npos);
   CHECK(source.find("const vec4 p0 = vec4(vkf_b0v.d[t]);") != std::string::npos);  // x[0:4]: vector loads
   CHECK(source.find("const float a1 = vkf_b0.d[i + 4u];") != std::string::npos);    // x[4:8]: offset 4
+}
+
+// How four neighbouring lanes (from a multiple of 4) read an input on the vector paths (the elementwise
+// root, VKF_OUT0_X4's post chain, VKF_IN<k>_X4's load chain).
+TEST_CASE("vector lanes: a per-channel operand over whole planes loads once, a slice from an aligned offset as a vec4") {
+  const auto lanes_of = [](const Shape& domain, KernelInput input) {
+    const std::vector<KernelInput> inputs{std::move(input)};
+    const std::vector<KernelOp> ops;
+    std::map<int, int> shared;
+    int next_binding = 0;
+    const Stage stage = make_stage(inputs, ops, domain, "", shared, next_binding);
+    return std::pair(stage.lane_access(0), stage.vector_loads("base", "t"));
+  };
+  const auto input = [](Shape shape, std::vector<std::int64_t> strides = {}, std::int64_t offset = 0) {
+    KernelInput in;
+    in.shape = std::move(shape);
+    in.strides = std::move(strides);
+    in.offset = offset;
+    return in;
+  };
+  SUBCASE("per channel, planes of 16: one load for the four lanes") {
+    const auto [access, loads] = lanes_of({1, 8, 4, 4}, input({8, 1, 1}));
+    CHECK(access == LaneAccess::kShared);
+    CHECK(loads == "const float p0 = vkf_b0.d[(base / 16u)];\nconst float a0_0 = p0;\nconst float a0_1 = p0;\n"
+                   "const float a0_2 = p0;\nconst float a0_3 = p0;\n");
+  }
+  SUBCASE("per image and channel (a squeeze-and-excitation scale), batch 2") {
+    CHECK(lanes_of({2, 8, 4, 4}, input({2, 8, 1, 1})).first == LaneAccess::kShared);
+  }
+  SUBCASE("planes of 9: four lanes may span two channels") {
+    const auto [access, loads] = lanes_of({1, 8, 3, 3}, input({8, 1, 1}));
+    CHECK(access == LaneAccess::kEach);
+    CHECK(loads.find("(base + 3u)") != std::string::npos);
+  }
+  SUBCASE("channels 4.. of a 32-channel tensor: one vec4 from the slice's offset") {
+    const auto [access, loads] = lanes_of({1, 8, 4, 4}, input({1, 8, 4, 4}, {512, 16, 4, 1}, 64));
+    CHECK(access == LaneAccess::kVector);
+    CHECK(loads.find("vkf_b0v.d[(base + 64u) / 4u]") != std::string::npos);
+    // Batch 2: the images 512 apart, still whole vec4s.
+    CHECK(lanes_of({2, 8, 4, 4}, input({2, 8, 4, 4}, {512, 16, 4, 1}, 64)).first == LaneAccess::kVector);
+  }
+  SUBCASE("a slice from an offset off the vec4s, or with odd outer strides, goes lane by lane") {
+    CHECK(lanes_of({1, 8, 4, 4}, input({1, 8, 4, 4}, {512, 16, 4, 1}, 66)).first == LaneAccess::kEach);
+    CHECK(lanes_of({2, 8, 4, 4}, input({2, 8, 4, 4}, {514, 16, 4, 1})).first == LaneAccess::kEach);
+  }
+  SUBCASE("the same layout as the domain, and a scalar") {
+    CHECK(lanes_of({1, 8, 4, 4}, input({1, 8, 4, 4})).first == LaneAccess::kVector);
+    CHECK(lanes_of({1, 8, 4, 4}, input({1})).first == LaneAccess::kShared);
+  }
+}
+
+// Pointwise Convs whose planes hold whole vec4s stage X four positions at a time (roots/conv2d.glsl,
+// VKF_B_VEC): X's VKF_IN0_X4 is a vec4 view, or the load chain on four lanes, which marks where it
+// loads a per-channel operand once for them (VKF_IN0_X4_SHARED).
+TEST_CASE("pointwise Convs read X four positions at a time where its planes hold whole vec4s") {
+  struct Case {
+    const char* what;
+    Shape x;
+    const char* chain;  // "", "bn" (scale, shift, Relu), "se" (a per-image scale), "relu"
+    bool b_vec, shared;
+  };
+  for (const Case& c : {Case{"plain 8x8", {1, 16, 8, 8}, "", true, false},
+                        Case{"BatchNorm and Relu in the loads, 8x8", {1, 16, 8, 8}, "bn", true, true},
+                        Case{"a squeeze-and-excitation scale, batch 2", {2, 16, 8, 8}, "se", true, true},
+                        Case{"Relu alone", {1, 16, 8, 8}, "relu", true, false},
+                        Case{"planes of 25", {1, 16, 5, 5}, "bn", false, false}}) {
+    CAPTURE(c.what);
+    GraphBuilder b;
+    const std::int64_t n = c.x[0], ch = c.x[1];
+    Tensor x = b.input("x", c.x);
+    const std::string chain = c.chain;
+    if (chain == "bn")
+      x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", {ch, 1, 1})}), b.input("shift", {ch, 1, 1})})});
+    if (chain == "se") x = b.op("Mul", {x, b.input("se", {n, ch, 1, 1})});
+    if (chain == "relu") x = b.op("Relu", {x});
+    b.output(b.op("Conv", {x, b.input("w", {24, ch, 1, 1}), b.input("bias", {24})}), "y");
+    auto kernel = try_kernel_of(b, h100_like_device());
+    REQUIRE_MESSAGE(kernel.ok(), kernel.status().to_string());
+    CHECK(kernel->spec.kernel_root == "roots/conv2d.glsl");
+    const std::string source = compiled_source(kernel->spec);
+    CHECK((source.find("#define VKF_B_VEC 4") != std::string::npos) == c.b_vec);
+    CHECK((source.find("#define VKF_IN0_X4(i)") != std::string::npos) == c.b_vec);
+    CHECK((source.find("#define VKF_IN0_X4_SHARED 1") != std::string::npos) == c.shared);
+  }
 }
 
 TEST_CASE("broadcast index math") {
