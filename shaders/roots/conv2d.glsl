@@ -89,7 +89,9 @@ shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 // H100, 2026-11-28, fp32 batch 1 (bench/results/h100_2026-11-28_ab_conv_b_vec4.md): densenet121
 // 1.417 -> 1.304 ms, resnet50 0.886 -> 0.869; with few loaders, plain X by fours made googlenet 0.402
 // -> 0.407 and X through an Identity shufflenet_v2_x1_0 0.255 -> 0.257, while densenet121's BatchNorm
-// and Relu in the loads went 1.342 -> 1.315 by fours.
+// and Relu in the loads went 1.342 -> 1.315 by fours. A vec2 of padding per staged row of B, so that
+// a half-warp's pairs of 8-byte stores (two rows) fall in different banks, moved nothing (densenet121
+// 1.3116 -> 1.3142, resnet50 0.8718 -> 0.8749).
 #if defined(VKF_B_VEC) && VKF_B_VEC == 4 && defined(VKF_IN0_X4) && (VKF_B_FEW_LOADERS == 0 || defined(VKF_IN0_X4_SHARED))
 #define VKF_B_X4 1
 #define VKF_B_LANES 4u
