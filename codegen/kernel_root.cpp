@@ -44,12 +44,10 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
                                      const Stage* rows, const Stage& post, int first_output_binding) {
   std::ostringstream out;
   bool raw_inputs = false;
-  int x4_input = -1;
   const std::string* split_groups = nullptr;
   for (const auto& [name, value] : spec.kernel_defines) {
     out << "#define " << name << " " << value << "\n";
     raw_inputs = raw_inputs || (name == "VKF_RAW_INPUTS" && value == "1");
-    if (name == "VKF_X4_INPUT") x4_input = std::stoi(value);
     if (name == "VKF_SPLIT_GROUPS") split_groups = &value;
   }
   if (split_groups) {
@@ -127,6 +125,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   std::set<int> raw_declared;  // bindings with their uvec4 view declared
   for (std::size_t k = 0; k < spec.inputs.size(); ++k) {
     const KernelInput& input = spec.inputs[k];
+    const bool x4 = k < spec.kernel_vec4_inputs.size() && spec.kernel_vec4_inputs[k] && is_float(input.dtype);
     if (input.load >= 0) {
       // Pre-fusion: the chain at element i of the argument.
       const LoadStages& stages = loads[static_cast<std::size_t>(input.load)];
@@ -155,15 +154,14 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
       args.push_back("r");
       out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
       out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";
-      if (static_cast<int>(k) == x4_input && !chain.element && is_float(input.dtype))
-        out << load_x4(k, load, name);
+      if (x4 && !chain.element) out << load_x4(k, load, name);
       continue;
     }
     const int first = pre.binding[k];
     const int chunks = static_cast<int>(input.bindings());
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
-      if (static_cast<int>(k) == x4_input && is_float(input.dtype)) {
+      if (x4) {
         if (declared.insert({first, true}).second)
           out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first << "V { "
               << glsl_storage_vec4(input.dtype) << " d[]; } " << pre.buffer(k) << "v;\n";
@@ -201,8 +199,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   if (plain) {
     out << "#define VKF_OUT0(i, v) vkf_out0.d[" << spec.outputs[0].placement.index("i") << "] = "
         << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";
-    const DType dtype = spec.outputs[0].dtype;
-    if (dtype != DType::kF32 && dtype != DType::kF16) return out.str();  // (the vector roots store floats)
+    if (!is_float(spec.outputs[0].dtype)) return out.str();  // (the vector roots store floats)
     std::string lanes[kStageVec];
     for (std::uint32_t l = 0; l < kStageVec; ++l) lanes[l] = kLanes[l];
     out << "void vkf_store0_x4(uint i, vec4 v) {\n  "

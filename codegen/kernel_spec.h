@@ -185,6 +185,9 @@ struct KernelSpec {
   std::string kernel_root;                                          // "roots/gemm_tiled.glsl"
   std::vector<std::pair<std::string, std::string>> kernel_defines;  // the op's constants
   std::string kernel_element;  // KernelLaunch::element: placed before the root, over the root's inputs
+  // KernelLaunch::vec4_inputs: inputs the root reads through VKF_IN<k>_X4 too, given where the input is a
+  // float tensor of one binding, or a load chain without an element template.
+  std::vector<bool> kernel_vec4_inputs;
   std::array<std::uint32_t, 3> kernel_workgroups{1, 1, 1};
   std::vector<KernelLoad> loads;  // arguments computed in the loads (inputs[k].load indexes this)
   // Attention and element-rows roots: the chain over their rows (attention: between its two products,

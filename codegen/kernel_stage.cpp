@@ -54,6 +54,12 @@ LaneAccess Stage::lane_access(std::size_t k) const {
   return map[0].stride == 1 && aligned ? LaneAccess::kVector : LaneAccess::kEach;
 }
 
+std::string Stage::vector_index(std::size_t k, const std::string& base, const std::string& vector) const {
+  if (access[k] == InputAccess::kFull) return vector;
+  const std::string first = broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides), base, inputs[k].offset);
+  return "(" + first + ") / " + std::to_string(kStageVec) + "u";
+}
+
 std::string Stage::vector_loads(const std::string& base, const std::string& vector) const {
   static const char* kLanes[] = {"x", "y", "z", "w"};
   std::ostringstream out;
@@ -74,19 +80,13 @@ std::string Stage::vector_loads(const std::string& base, const std::string& vect
         for (std::uint32_t l = 0; l < kStageVec; ++l)
           out << "const " << type << " " << name << "_" << l << " = " << packed << ";\n";
         break;
-      case LaneAccess::kVector: {
-        const std::string at = access[k] == InputAccess::kFull
-                                   ? vector
-                                   : "(" + broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides),
-                                                                base, inputs[k].offset) +
-                                         ") / " + std::to_string(kStageVec) + "u";
+      case LaneAccess::kVector:
         out << "const " << glsl_wide_vec4(dtype) << " " << packed << " = " << glsl_wide_vec4(dtype) << "(" << buffer(k)
-            << "v.d[" << at << "]);\n";
+            << "v.d[" << vector_index(k, base, vector) << "]);\n";
         for (std::uint32_t l = 0; l < kStageVec; ++l)
           out << "const " << type << " " << name << "_" << l << " = "
               << glsl_wide_lane(dtype, packed + "." + kLanes[l]) << ";\n";
         break;
-      }
       case LaneAccess::kEach:
         for (std::uint32_t l = 0; l < kStageVec; ++l)
           out << "const " << type << " " << name << "_" << l << " = "

@@ -74,6 +74,9 @@ struct Stage {
 
   // How the kStageVec lanes from a multiple of kStageVec read input k on the vector paths.
   LaneAccess lane_access(std::size_t k) const;
+  // Where lane_access(k) is kVector: the index in input k's vec4 view of the lanes from `base`
+  // (`vector`, base / 4, where the input is laid out like the domain).
+  std::string vector_index(std::size_t k, const std::string& base, const std::string& vector) const;
 
   // Declares each binding once (a scalar view, plus a vec4 view where an input loads vectors).
   void declare(std::ostringstream& out, std::set<std::pair<int, bool>>& declared) const {

@@ -437,6 +437,7 @@ Result<GroupKernel> make_group_kernel(const GraphIR& graph, const FusionGroup& g
     spec.kernel_root = launch->root;
     spec.kernel_defines = launch->defines;
     spec.kernel_element = launch->element;
+    spec.kernel_vec4_inputs = launch->vec4_inputs;
     spec.kernel_workgroups = launch->workgroups;
     spec.split_counters = launch->split_counters;
     spec.split_partial_bytes = launch->split_partial_bytes;

@@ -110,6 +110,9 @@ struct KernelLaunch {
   // there is loaded element by element instead; the planner computes no copy of a strided view there
   // (host/fusion_planner.cpp, pre-fusion), which its own dispatch stores once for the runs.
   std::vector<bool> run_inputs;
+  // Per input, whether the template reads it four elements at a time through VKF_IN<k>_X4 where the
+  // group gives that form (no entry: false; roots/conv2d.glsl asks it of a pointwise Conv's X).
+  std::vector<bool> vec4_inputs;
   // Asked for plane sums (TensorInfo::plane_sums on the output): the template's workgroups take whole
   // planes and fold each plane's stores (roots/conv2d_depthwise.glsl, VKF_PLANE_SUMS); false where it
   // cannot, or where that would leave the GPU idle.

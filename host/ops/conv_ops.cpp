@@ -350,8 +350,8 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Ten
   // Four columns of B per load where a plane holds whole vec4s (roots/conv2d.glsl, VKF_B_VEC).
   if (pointwise && (s.h * s.w) % 4 == 0) {
     const bool few_loaders = tile.bn * bk / 4 < tile.invocations();
-    launch.defines.insert(launch.defines.end(),
-                          {{"VKF_B_VEC", "4"}, {"VKF_B_FEW_LOADERS", few_loaders ? "1" : "0"}, {"VKF_X4_INPUT", "0"}});
+    launch.defines.insert(launch.defines.end(), {{"VKF_B_VEC", "4"}, {"VKF_B_FEW_LOADERS", few_loaders ? "1" : "0"}});
+    launch.vec4_inputs = {true};
   }
   if (parts > 1) {
     launch.split_counters = static_cast<std::uint32_t>(blocks);

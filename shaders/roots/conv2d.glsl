@@ -39,7 +39,10 @@
 // VKF_WORKGROUP_SIZE, which divides BM*BK and BN*BK and is a multiple of BK and BN), VKF_POINTWISE (0/1:
 // 1x1 window, stride 1, no pads, so B is X's [CG, H*W] planes and column p of an image reads X at p),
 // VKF_SPLIT_GROUPS and VKF_K_PART (1 and any multiple of VKF_BK at least VKF_GEMM_K without split K
-// across workgroups).
+// across workgroups); optional VKF_B_VEC 4 (pointwise, H*W a multiple of 4, BN a multiple of 4) with
+// VKF_B_FEW_LOADERS (0/1: BN*BK/4 is fewer than the workgroup's invocations), where the group may give
+// X four elements at a time as VKF_IN0_X4(i) (a vec4; i a multiple of 4), and VKF_IN0_X4_SHARED where
+// that form loads an operand of its chain once for the four.
 #extension GL_EXT_control_flow_attributes : enable
 
 layout(local_size_x = VKF_WORKGROUP_SIZE) in;

@@ -762,41 +762,46 @@ TEST_CASE("vector stores: GEMM and Conv roots store four neighbouring outputs at
   }
 }
 
-TEST_CASE("vector loads: pointwise Convs stage X four positions at a time, plain and through chains, f32 and f16") {
-  // Planes of whole vec4s (8x8, 6x6) take X four positions per load (roots/conv2d.glsl, VKF_B_VEC), a
-  // per-channel or per-image operand of the chain in the loads once for the four; planes of 25 go one
-  // position at a time. 13 and 96 input channels (96: K split across workgroups); batch 2; a slice
-  // of channels 3.. of a larger tensor read in place; 56x56 planes, where every invocation stages B
-  // (lavapipe's smaller ones leave that to the first BN*BK/4 invocations).
+// Pointwise Convs over planes of whole vec4s (8x8, 6x6) stage X four positions per load (roots/conv2d.glsl,
+// VKF_B_VEC), a chain in the loads reading its per-channel or per-image operands once for the four.
+// Every implicit-GEMM tile, K whole and split over workgroups, so that the by-fours staging runs with
+// vec2 and vec4 fragments, with every invocation staging B and with only BN*BK/4 of them (where plain
+// X goes one position at a time, and chains with shared operands by fours); batch 2, groups 2, a slice of
+// channels 3.. read in place; planes of 25 (one position at a time) beside them. f32 and f16 in turn.
+TEST_CASE("vector loads: pointwise Convs stage X four positions at a time on every implicit-GEMM tile, f32 and f16") {
   struct Case {
     Shape x;
-    std::int64_t m;
-    const char* chain;  // "", "bn" (scale, shift, Relu), "se" (a per-image scale), "slice" (channels 3..)
+    std::int64_t m, group;
+    const char* chain;  // "", "bn" (scale, shift, Relu), "se" (a per-image scale), "slice" (channels 3.. and bn)
   };
-  const Case cases[] = {{{1, 13, 8, 8}, 17, ""},    {{1, 13, 8, 8}, 17, "bn"},    {{2, 13, 6, 6}, 17, "bn"},
-                        {{2, 13, 8, 8}, 40, "se"},  {{1, 96, 8, 8}, 24, "bn"},    {{1, 13, 5, 5}, 17, "bn"},
-                        {{2, 13, 8, 8}, 17, "slice"}, {{1, 96, 6, 6}, 24, ""},  {{1, 64, 56, 56}, 64, ""},
-                        {{1, 64, 56, 56}, 64, "bn"}};
+  const Case cases[] = {{{2, 64, 8, 8}, 24, 1, ""},    {{1, 64, 8, 8}, 24, 1, "bn"},  {{2, 32, 6, 6}, 12, 2, "se"},
+                        {{1, 64, 8, 8}, 24, 1, "slice"}, {{1, 16, 5, 5}, 24, 1, "bn"}};
+  constexpr std::int64_t kParts[] = {2, 3, 4};
   std::uint32_t seed = 950;
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  SUBCASE("every implicit-GEMM tile, K whole and split over workgroups") {
+  for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
+    const std::size_t tile = run / 2;
+    const std::int64_t parts = run % 2 ? kParts[tile % std::size(kParts)] : 1;
+    const ScopedConvTile forced(tile, parts);
+    const DType dtype = (tile + run) % 2 ? DType::kF16 : DType::kF32;
     for (const Case& c : cases) {
       const std::string chain = c.chain;
-      const std::string what = std::string(dtype_name(dtype)) + " " + shape_to_string(c.x) + " " + chain;
+      const std::string what = std::string(dtype_name(dtype)) + " tile " + std::to_string(tile) + " parts " +
+                               std::to_string(parts) + " " + shape_to_string(c.x) + " " + chain;
       CAPTURE(what);
       const std::int64_t n = c.x[0], ch = c.x[1];
       GraphBuilder b;
-      std::map<std::string, Shape> shapes{{"w", {c.m, ch, 1, 1}}, {"bias", {c.m}}};
+      std::map<std::string, Shape> shapes{{"w", {c.m, ch / c.group, 1, 1}}, {"bias", {c.m}}};
       Tensor x;
       if (chain == "slice") {
         const Shape whole{n, ch + 5, c.x[2], c.x[3]};
         shapes["x"] = whole;
-        x = b.op("Relu", {b.op("Slice", {b.input("x", whole, dtype)},
-                               {{"axis", 1.0f}, {"start", 3.0f}, {"end", 3.0f + static_cast<float>(ch)}})});
+        x = b.op("Slice", {b.input("x", whole, dtype)}, {{"axis", 1.0f}, {"start", 3.0f}, {"end", 3.0f + static_cast<float>(ch)}});
       } else {
         shapes["x"] = c.x;
         x = b.input("x", c.x, dtype);
       }
-      if (chain == "bn") {
+      if (chain == "bn" || chain == "slice") {
         shapes["scale"] = {ch, 1, 1};
         shapes["shift"] = {1, ch, 1, 1};
         x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", shapes["scale"], dtype)}),
@@ -806,7 +811,9 @@ TEST_CASE("vector loads: pointwise Convs stage X four positions at a time, plain
         shapes["se"] = {n, ch, 1, 1};
         x = b.op("Mul", {x, b.input("se", shapes["se"], dtype)});
       }
-      b.output(b.op("Conv", {x, b.input("w", shapes["w"], dtype), b.input("bias", shapes["bias"], dtype)}), "y");
+      b.output(b.op("Conv", {x, b.input("w", shapes["w"], dtype), b.input("bias", shapes["bias"], dtype)},
+                    {{"group", static_cast<float>(c.group)}}),
+               "y");
       const Graph graph = build_graph(b);
       std::mt19937 rng(seed++);
       std::map<std::string, HostTensor> feeds;
@@ -814,8 +821,26 @@ TEST_CASE("vector loads: pointwise Convs stage X four positions at a time, plain
       const bool f16 = dtype == DType::kF16;
       const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
       // The cooperative-matrix root (f16 where the device has it) takes no chains in its loads.
-      const bool coopmat = f16 && gpu_context().impl()->plan.coopmat_f16;
-      if (!coopmat) CHECK(o.fused_dispatches == 1u);
+      if (!(f16 && gpu_context().impl()->plan.coopmat_f16)) CHECK(o.fused_dispatches == 1u);
+    }
+  }
+  }
+  SUBCASE("the tiles the Conv chooses itself, 56x56 planes") {
+    for (const char* chain : {"", "bn"}) {
+      CAPTURE(chain);
+      GraphBuilder b;
+      Tensor x = b.input("x", {1, 64, 56, 56});
+      if (std::string(chain) == "bn")
+        x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", {64, 1, 1})}), b.input("shift", {64, 1, 1})})});
+      b.output(b.op("Conv", {x, b.input("w", {64, 64, 1, 1}), b.input("bias", {64})}), "y");
+      const auto feeds = random_feeds(
+          {{"x", {1, 64, 56, 56}}, {"w", {64, 64, 1, 1}}, {"bias", {64}}, {"scale", {64, 1, 1}}, {"shift", {64, 1, 1}}},
+          seed++, kUnit);
+      std::map<std::string, HostTensor> used;
+      for (const auto& [name, tensor] : feeds)
+        if (std::string(chain) == "bn" || (name != "scale" && name != "shift")) used.emplace(name, tensor);
+      const FusionOutcome o = check_fused_unfused(build_graph(b), used, 1e-5, 1e-4);
+      CHECK(o.fused_dispatches == 1u);
     }
   }
 }
