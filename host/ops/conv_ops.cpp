@@ -6,6 +6,7 @@
 // per output (roots/conv2d_depthwise.glsl), or, 1x1 over 1x1 images (a squeeze-and-excitation block's),
 // as a vector times W on roots/gemm_skinny.glsl. ConvTranspose is still one invocation per output element.
 #include <algorithm>
+#include <bit>
 #include <iterator>
 #include <optional>
 #include <tuple>
@@ -348,7 +349,7 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Ten
                          {"VKF_POINTWISE", pointwise ? "1" : "0"}, {"VKF_SPLIT_GROUPS", std::to_string(parts)},
                          {"VKF_K_PART", glsl_uint(k_part)}});
   // Four columns of B per load where a plane holds whole vec4s (roots/conv2d.glsl, VKF_B_VEC).
-  if (pointwise && (s.h * s.w) % 4 == 0) {
+  if (pointwise && (s.h * s.w) % 4 == 0 && tile.bn % 4 == 0) {
     const bool few_loaders = tile.bn * bk / 4 < tile.invocations();
     launch.defines.insert(launch.defines.end(), {{"VKF_B_VEC", "4"}, {"VKF_B_FEW_LOADERS", few_loaders ? "1" : "0"}});
     launch.vec4_inputs = {true};
@@ -599,11 +600,16 @@ ScopedConvTile::ScopedConvTile(const ConvTile& tile) : saved_(g_forced_tile) { g
 
 ScopedConvTile::~ScopedConvTile() { g_forced_tile = saved_; }
 
+// The root steps its loads by invocations / BK and invocations / BN (roots/conv2d.glsl), with BK a power
+// of two up to 64 (choose_conv_bk): the invocations must be a power of two of at least 64 (a 24x6 tile
+// of 6x2 blocks, 12 invocations, computed wrong results), which also ends min_conv_bk's search.
 bool conv_tile_usable(const ConvTile& t, const DevicePlan& device) {
   const bool shape = t.bm > 0 && t.bn > 0 && t.tm > 0 && t.tn > 0 && t.tm % 2 == 0 && t.tn % 2 == 0 &&
                      t.bm % t.tm == 0 && t.bn % t.tn == 0 && (t.split == 1 || t.split == 2 || t.split == 4) &&
                      t.parts >= 1 && t.parts <= 16;
-  return shape && t.invocations() % t.bn == 0 && conv_tile_fits(t, device);
+  const std::int64_t invocations = shape ? t.invocations() : 0;
+  return shape && invocations >= 64 && std::has_single_bit(static_cast<std::uint64_t>(invocations)) &&
+         invocations % t.bn == 0 && conv_tile_fits(t, device);
 }
 
 }  // namespace vkfuse

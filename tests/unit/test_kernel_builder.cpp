@@ -21,6 +21,7 @@
 #include "codegen/spirv_optimizer.h"
 #include "host/group_kernel.h"
 #include "host/ops/kernel_support.h"
+#include "host/ops/nn_support.h"
 
 #ifndef VKFUSE_TEST_DATA_DIR
 #define VKFUSE_TEST_DATA_DIR "tests/data"
@@ -693,6 +694,18 @@ TEST_CASE("pointwise Convs read X four positions at a time where its planes hold
     CHECK((source.find("#define VKF_IN0_X4(i)") != std::string::npos) == c.b_vec);
     CHECK((source.find("#define VKF_IN0_X4_SHARED 1") != std::string::npos) == c.shared);
   }
+}
+
+// Tiles a benchmark may force (conv_tile_usable): the root steps its loads by invocations / BK and
+// invocations / BN, so their invocations are a power of two of at least 64.
+TEST_CASE("forced Conv tiles: only those the implicit-GEMM root can step through are usable") {
+  const DevicePlan device = h100_like_device();
+  CHECK(conv_tile_usable(ConvTile{32, 32, 2, 2}, device));
+  CHECK(conv_tile_usable(ConvTile{128, 128, 8, 8}, device));
+  CHECK(conv_tile_usable(ConvTile{32, 32, 4, 4}, device));  // 64 invocations
+  CHECK(conv_tile_usable(ConvTile{32, 32, 2, 2, 4, 8}, device));  // four slices, K over 8 workgroups
+  CHECK_FALSE(conv_tile_usable(ConvTile{24, 6, 6, 2}, device));   // 12 invocations
+  CHECK_FALSE(conv_tile_usable(ConvTile{48, 32, 2, 2}, device));   // 384 invocations
 }
 
 TEST_CASE("broadcast index math") {
