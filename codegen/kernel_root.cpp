@@ -162,9 +162,7 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
     if (chunks == 1) {
       out << "#define VKF_IN" << k << "(i) " << glsl_load(input.dtype, pre.buffer(k) + ".d[i]") << "\n";
       if (x4) {
-        if (declared.insert({first, true}).second)
-          out << "layout(std430, set = 0, binding = " << first << ") restrict readonly buffer VkfBuf" << first << "V { "
-              << glsl_storage_vec4(input.dtype) << " d[]; } " << pre.buffer(k) << "v;\n";
+        pre.declare_vec4_view(out, declared, k);
         out << "#define VKF_IN" << k << "_X4(i) vec4(" << pre.buffer(k) << "v.d[(i) / 4u])\n";
       }
       // Roots that load whole 16-byte runs (roots/gemm_coopmat.glsl, roots/gemm_tiled.glsl) ask for

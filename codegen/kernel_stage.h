@@ -87,10 +87,15 @@ struct Stage {
       if (declared.insert({binding[k], false}).second)
         out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
             << " { " << glsl_storage_type(dtype) << " d[]; } " << buffer(k) << ";\n";
-      if (lane_access(k) == LaneAccess::kVector && declared.insert({binding[k], true}).second)
-        out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
-            << "V { " << glsl_storage_vec4(dtype) << " d[]; } " << buffer(k) << "v;\n";
+      if (lane_access(k) == LaneAccess::kVector) declare_vec4_view(out, declared, k);
     }
+  }
+
+  // Declares input k's binding once more as vec4s (`buffer(k)`v), once per binding.
+  void declare_vec4_view(std::ostringstream& out, std::set<std::pair<int, bool>>& declared, std::size_t k) const {
+    if (declared.insert({binding[k], true}).second)
+      out << "layout(std430, set = 0, binding = " << binding[k] << ") restrict readonly buffer VkfBuf" << binding[k]
+          << "V { " << glsl_storage_vec4(inputs[k].dtype) << " d[]; } " << buffer(k) << "v;\n";
   }
 
   // A chain function: non-literal inputs (after `leading` parameters) in, `results` out.

@@ -779,51 +779,52 @@ TEST_CASE("vector loads: pointwise Convs stage X four positions at a time on eve
   constexpr std::int64_t kParts[] = {2, 3, 4};
   std::uint32_t seed = 950;
   SUBCASE("every implicit-GEMM tile, K whole and split over workgroups") {
-  for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
-    const std::size_t tile = run / 2;
-    const std::int64_t parts = run % 2 ? kParts[tile % std::size(kParts)] : 1;
-    const ScopedConvTile forced(tile, parts);
-    const DType dtype = (tile + run) % 2 ? DType::kF16 : DType::kF32;
-    for (const Case& c : cases) {
-      const std::string chain = c.chain;
-      const std::string what = std::string(dtype_name(dtype)) + " tile " + std::to_string(tile) + " parts " +
-                               std::to_string(parts) + " " + shape_to_string(c.x) + " " + chain;
-      CAPTURE(what);
-      const std::int64_t n = c.x[0], ch = c.x[1];
-      GraphBuilder b;
-      std::map<std::string, Shape> shapes{{"w", {c.m, ch / c.group, 1, 1}}, {"bias", {c.m}}};
-      Tensor x;
-      if (chain == "slice") {
-        const Shape whole{n, ch + 5, c.x[2], c.x[3]};
-        shapes["x"] = whole;
-        x = b.op("Slice", {b.input("x", whole, dtype)}, {{"axis", 1.0f}, {"start", 3.0f}, {"end", 3.0f + static_cast<float>(ch)}});
-      } else {
-        shapes["x"] = c.x;
-        x = b.input("x", c.x, dtype);
+    for (std::size_t run = 0; run < 2 * conv_tile_count(); ++run) {
+      const std::size_t tile = run / 2;
+      const std::int64_t parts = run % 2 ? kParts[tile % std::size(kParts)] : 1;
+      const ScopedConvTile forced(tile, parts);
+      const DType dtype = (tile + run) % 2 ? DType::kF16 : DType::kF32;
+      for (const Case& c : cases) {
+        const std::string chain = c.chain;
+        const std::string what = std::string(dtype_name(dtype)) + " tile " + std::to_string(tile) + " parts " +
+                                 std::to_string(parts) + " " + shape_to_string(c.x) + " " + chain;
+        CAPTURE(what);
+        const std::int64_t n = c.x[0], ch = c.x[1];
+        GraphBuilder b;
+        std::map<std::string, Shape> shapes{{"w", {c.m, ch / c.group, 1, 1}}, {"bias", {c.m}}};
+        Tensor x;
+        if (chain == "slice") {
+          const Shape whole{n, ch + 5, c.x[2], c.x[3]};
+          shapes["x"] = whole;
+          const float end = 3.0f + static_cast<float>(ch);
+          x = b.op("Slice", {b.input("x", whole, dtype)}, {{"axis", 1.0f}, {"start", 3.0f}, {"end", end}});
+        } else {
+          shapes["x"] = c.x;
+          x = b.input("x", c.x, dtype);
+        }
+        if (chain == "bn" || chain == "slice") {
+          shapes["scale"] = {ch, 1, 1};
+          shapes["shift"] = {1, ch, 1, 1};
+          x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", shapes["scale"], dtype)}),
+                                         b.input("shift", shapes["shift"], dtype)})});
+        }
+        if (chain == "se") {
+          shapes["se"] = {n, ch, 1, 1};
+          x = b.op("Mul", {x, b.input("se", shapes["se"], dtype)});
+        }
+        b.output(b.op("Conv", {x, b.input("w", shapes["w"], dtype), b.input("bias", shapes["bias"], dtype)},
+                      {{"group", static_cast<float>(c.group)}}),
+                 "y");
+        const Graph graph = build_graph(b);
+        std::mt19937 rng(seed++);
+        std::map<std::string, HostTensor> feeds;
+        for (const auto& [name, shape] : shapes) feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
+        const bool f16 = dtype == DType::kF16;
+        const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
+        // The cooperative-matrix root (f16 where the device has it) takes no chains in its loads.
+        if (!(f16 && gpu_context().impl()->plan.coopmat_f16)) CHECK(o.fused_dispatches == 1u);
       }
-      if (chain == "bn" || chain == "slice") {
-        shapes["scale"] = {ch, 1, 1};
-        shapes["shift"] = {1, ch, 1, 1};
-        x = b.op("Relu", {b.op("Add", {b.op("Mul", {x, b.input("scale", shapes["scale"], dtype)}),
-                                       b.input("shift", shapes["shift"], dtype)})});
-      }
-      if (chain == "se") {
-        shapes["se"] = {n, ch, 1, 1};
-        x = b.op("Mul", {x, b.input("se", shapes["se"], dtype)});
-      }
-      b.output(b.op("Conv", {x, b.input("w", shapes["w"], dtype), b.input("bias", shapes["bias"], dtype)},
-                    {{"group", static_cast<float>(c.group)}}),
-               "y");
-      const Graph graph = build_graph(b);
-      std::mt19937 rng(seed++);
-      std::map<std::string, HostTensor> feeds;
-      for (const auto& [name, shape] : shapes) feeds.emplace(name, random_tensor(shape, dtype, kUnit, rng));
-      const bool f16 = dtype == DType::kF16;
-      const FusionOutcome o = check_fused_unfused(graph, feeds, f16 ? 3e-2 : 1e-5, f16 ? 1e-2 : 1e-4);
-      // The cooperative-matrix root (f16 where the device has it) takes no chains in its loads.
-      if (!(f16 && gpu_context().impl()->plan.coopmat_f16)) CHECK(o.fused_dispatches == 1u);
     }
-  }
   }
   SUBCASE("the tiles the Conv chooses itself, 56x56 planes") {
     for (const char* chain : {"", "bn"}) {
