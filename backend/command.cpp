@@ -46,8 +46,8 @@ void record_barrier(VkCommandBuffer cb, const BarrierScopes& s) {
 
 Result<CommandRecorder> CommandRecorder::create(const DeviceContext& ctx, uint32_t max_timestamps) {
   CommandRecorder recorder;
+  recorder.ctx_ = ctx;
   recorder.device_ = ctx.device;
-  recorder.queue_ = ctx.queue;
   recorder.max_groups_ = ctx.caps.max_workgroup_count;
   recorder.timestamp_period_ns_ = ctx.caps.timestamp_period_ns;
   recorder.timestamp_valid_bits_ = ctx.caps.timestamp_valid_bits;
@@ -74,6 +74,18 @@ Result<CommandRecorder> CommandRecorder::create(const DeviceContext& ctx, uint32
   VKFUSE_CHECK_VK(vkCreateFence(device, &fence_info, nullptr, &fence));
   recorder.fence_ = UniqueHandle<VkFence>(fence, [device](VkFence f) { vkDestroyFence(device, f, nullptr); });
 
+  if (ctx.caps.timeline_semaphore) {
+    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type_info.initialValue = 0;
+    VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    semaphore_info.pNext = &type_info;
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    VKFUSE_CHECK_VK(vkCreateSemaphore(device, &semaphore_info, nullptr, &semaphore));
+    recorder.timeline_ =
+        UniqueHandle<VkSemaphore>(semaphore, [device](VkSemaphore t) { vkDestroySemaphore(device, t, nullptr); });
+    set_debug_name(ctx, VK_OBJECT_TYPE_SEMAPHORE, debug_handle(semaphore), "vkfuse timeline");
+  }
   if (ctx.caps.timestamps && max_timestamps > 0) {
     VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -89,8 +101,8 @@ Result<CommandRecorder> CommandRecorder::create(const DeviceContext& ctx, uint32
 }
 
 CommandRecorder::CommandRecorder(CommandRecorder&& other) noexcept
-    : device_(std::exchange(other.device_, VK_NULL_HANDLE)),
-      queue_(std::exchange(other.queue_, VK_NULL_HANDLE)),
+    : ctx_(std::move(other.ctx_)),
+      device_(std::exchange(other.device_, VK_NULL_HANDLE)),
       max_groups_(other.max_groups_),
       timestamp_period_ns_(other.timestamp_period_ns_),
       timestamp_valid_bits_(other.timestamp_valid_bits_),
@@ -98,7 +110,11 @@ CommandRecorder::CommandRecorder(CommandRecorder&& other) noexcept
       pool_(std::move(other.pool_)),
       command_buffer_(std::exchange(other.command_buffer_, VK_NULL_HANDLE)),
       fence_(std::move(other.fence_)),
+      timeline_(std::move(other.timeline_)),
+      timeline_value_(other.timeline_value_),
       query_pool_(std::move(other.query_pool_)),
+      target_(std::exchange(other.target_, VK_NULL_HANDLE)),
+      external_(other.external_),
       state_(std::exchange(other.state_, State::kInvalid)),
       error_(std::move(other.error_)),
       written_(std::move(other.written_)),
@@ -118,7 +134,7 @@ CommandRecorder& CommandRecorder::operator=(CommandRecorder&& other) noexcept {
 }
 
 CommandRecorder::~CommandRecorder() {
-  // Only a timed-out submission can still be running here; its command buffer must not be freed under it.
+  // A submission not yet waited for may still be running; its command buffer must not be freed under it.
   if (in_flight_ && !device_lost_ && fence_) {
     VkFence fence = fence_.get();
     (void)vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);  // nothing to report to from a destructor
@@ -137,7 +153,7 @@ Status CommandRecorder::wait_in_flight(uint64_t timeout_ns) {
     char text[160];
     std::snprintf(text, sizeof(text), "the submission did not complete within %.3f ms and is still running",
                   static_cast<double>(timeout_ns) / 1e6);
-    return make_error(ErrorCode::kVulkan, text);
+    return make_error(ErrorCode::kNotReady, text);
   }
   if (waited == VK_ERROR_DEVICE_LOST) {
     device_lost_ = true;
@@ -150,16 +166,20 @@ Status CommandRecorder::wait_in_flight(uint64_t timeout_ns) {
   return {};
 }
 
-Status CommandRecorder::begin() {
+Status CommandRecorder::begin(VkCommandBuffer external) {
   if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
-  // A pending command buffer must not be re-recorded.
+  // A pending command buffer must not be re-recorded, nor its queries reset.
   VKFUSE_TRY(wait_in_flight(UINT64_MAX));
-  if (state_ == State::kRecording) VKFUSE_CHECK_VK(vkResetCommandBuffer(command_buffer_, 0));
+  if (state_ == State::kRecording && !external_) VKFUSE_CHECK_VK(vkResetCommandBuffer(command_buffer_, 0));
   state_ = State::kInvalid;
-  VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  info.flags = 0;  // not ONE_TIME_SUBMIT: recorded once, submitted many times (never two at once)
-  VKFUSE_CHECK_VK(vkBeginCommandBuffer(command_buffer_, &info));
-  if (query_pool_) vkCmdResetQueryPool(command_buffer_, query_pool_.get(), 0, max_timestamps_);
+  external_ = external != VK_NULL_HANDLE;
+  target_ = external_ ? external : command_buffer_;
+  if (!external_) {
+    VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    info.flags = 0;  // not ONE_TIME_SUBMIT: recorded once, submitted many times (never two at once)
+    VKFUSE_CHECK_VK(vkBeginCommandBuffer(command_buffer_, &info));
+  }
+  if (query_pool_) vkCmdResetQueryPool(target_, query_pool_.get(), 0, max_timestamps_);
   state_ = State::kRecording;
   error_ = Status();
   written_.assign(max_timestamps_, false);
@@ -193,17 +213,17 @@ void CommandRecorder::dispatch(const ComputePipeline& p, VkDescriptorSet set, st
     }
   }
   if (p.pipeline() != bound_pipeline_) {
-    vkCmdBindPipeline(command_buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline());
+    vkCmdBindPipeline(target_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline());
     bound_pipeline_ = p.pipeline();
   }
   if (set != VK_NULL_HANDLE) {
-    vkCmdBindDescriptorSets(command_buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0, nullptr);
+    vkCmdBindDescriptorSets(target_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout(), 0, 1, &set, 0, nullptr);
   }
   if (!push_constants.empty()) {
-    vkCmdPushConstants(command_buffer_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+    vkCmdPushConstants(target_, p.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        static_cast<uint32_t>(push_constants.size()), push_constants.data());
   }
-  vkCmdDispatch(command_buffer_, groups_x, groups_y, groups_z);
+  vkCmdDispatch(target_, groups_x, groups_y, groups_z);
   ++dispatch_count_;
 }
 
@@ -211,20 +231,27 @@ void CommandRecorder::copy(VkBuffer src, VkBuffer dst, std::span<const VkBufferC
   if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "copy outside begin()/end()");
   if (!error_.ok() || regions.empty()) return;
   if (src == VK_NULL_HANDLE || dst == VK_NULL_HANDLE) return fail(ErrorCode::kInvalidArgument, "copy: null buffer");
-  vkCmdCopyBuffer(command_buffer_, src, dst, static_cast<uint32_t>(regions.size()), regions.data());
+  vkCmdCopyBuffer(target_, src, dst, static_cast<uint32_t>(regions.size()), regions.data());
 }
 
 void CommandRecorder::barrier(Barrier kind) {
   if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "barrier outside begin()/end()");
   if (!error_.ok()) return;
-  record_barrier(command_buffer_, scopes_of(kind));
+  record_barrier(target_, scopes_of(kind));
+}
+
+void CommandRecorder::barrier(VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
+                              VkAccessFlags dst_access) {
+  if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "barrier outside begin()/end()");
+  if (!error_.ok()) return;
+  record_barrier(target_, {src_stage, dst_stage, src_access, dst_access});
 }
 
 bool CommandRecorder::timestamp(uint32_t index) {
   if (index >= max_timestamps_) return false;
   if (!query_pool_) return true;  // unsupported: nothing to record, not an error
   if (!recording() || written_[index]) return false;
-  vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_.get(), index);
+  vkCmdWriteTimestamp(target_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_.get(), index);
   written_[index] = true;
   return true;
 }
@@ -233,11 +260,15 @@ Status CommandRecorder::end() {
   if (state_ != State::kRecording) {
     return error_.ok() ? make_error(ErrorCode::kInvalidArgument, "end() without begin()") : error_;
   }
+  if (external_) {
+    state_ = State::kInitial;  // the application ends and submits its buffer; ours holds nothing now
+    return error_;
+  }
   // A fence wait makes device writes available, not visible to the host: this barrier does the rest.
   const BarrierScopes to_host{VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                               VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                               VK_ACCESS_HOST_READ_BIT};
-  record_barrier(command_buffer_, to_host);
+  record_barrier(target_, to_host);
   state_ = State::kInvalid;
   VKFUSE_CHECK_VK(vkEndCommandBuffer(command_buffer_));
   if (!error_.ok()) return error_;
@@ -245,22 +276,77 @@ Status CommandRecorder::end() {
   return {};
 }
 
-Status CommandRecorder::submit_and_wait(uint64_t timeout_ns) {
+Result<SubmitTicket> CommandRecorder::submit(const SubmitSync& sync) {
   if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
   if (!error_.ok()) return error_;
-  VKFUSE_TRY(wait_in_flight(timeout_ns));
+  if (in_flight_) {
+    return make_error(ErrorCode::kInvalidArgument, "the previous submission is still in flight: wait for it first");
+  }
   if (state_ != State::kExecutable) {
     return make_error(ErrorCode::kInvalidArgument, "nothing to submit: record with begin() ... end() first");
   }
+  std::vector<VkSemaphore> waits, signals;
+  std::vector<VkPipelineStageFlags> stages;
+  std::vector<uint64_t> wait_values, signal_values;
+  for (const SemaphoreWait& w : sync.waits) {
+    if (w.semaphore == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, "submit: a wait on a null semaphore");
+    waits.push_back(w.semaphore);
+    stages.push_back(w.stage == 0 ? VkPipelineStageFlags{VK_PIPELINE_STAGE_ALL_COMMANDS_BIT} : w.stage);
+    wait_values.push_back(w.value);
+  }
+  for (const SemaphoreSignal& s : sync.signals) {
+    if (s.semaphore == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, "submit: a signal of a null semaphore");
+    signals.push_back(s.semaphore);
+    signal_values.push_back(s.value);
+  }
+  SubmitTicket ticket;
+  if (timeline_) {
+    ticket = {timeline_.get(), timeline_value_ + 1};
+    signals.push_back(ticket.timeline);
+    signal_values.push_back(ticket.value);
+  }
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.waitSemaphoreCount = static_cast<uint32_t>(waits.size());
+  submit.pWaitSemaphores = waits.data();
+  submit.pWaitDstStageMask = stages.data();
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &command_buffer_;
-  const VkResult submitted = vkQueueSubmit(queue_, 1, &submit, fence_.get());
+  submit.signalSemaphoreCount = static_cast<uint32_t>(signals.size());
+  submit.pSignalSemaphores = signals.data();
+  // Values for every semaphore (ignored for binary ones); the struct is known only with timeline support.
+  VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  values.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+  values.pWaitSemaphoreValues = wait_values.data();
+  values.signalSemaphoreValueCount = static_cast<uint32_t>(signal_values.size());
+  values.pSignalSemaphoreValues = signal_values.data();
+  if (ctx_.caps.timeline_semaphore) submit.pNext = &values;
+  const VkResult submitted = submit_to_queue(ctx_, submit, fence_.get());
   if (submitted == VK_ERROR_DEVICE_LOST) device_lost_ = true;
   VKFUSE_CHECK_VK(submitted);
+  if (timeline_) timeline_value_ = ticket.value;
   in_flight_ = true;
   completed_ = false;
+  return ticket;
+}
+
+Status CommandRecorder::wait(uint64_t timeout_ns) {
+  if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
   return wait_in_flight(timeout_ns);
+}
+
+Result<bool> CommandRecorder::poll() {
+  if (!in_flight_) return false;
+  const VkResult status = vkGetFenceStatus(device_, fence_.get());
+  if (status == VK_NOT_READY) return true;
+  if (status == VK_ERROR_DEVICE_LOST) device_lost_ = true;
+  VKFUSE_CHECK_VK(status);
+  VKFUSE_TRY(wait_in_flight(0));
+  return false;
+}
+
+Status CommandRecorder::submit_and_wait(uint64_t timeout_ns) {
+  VKFUSE_TRY(submit().status());
+  return wait(timeout_ns);
 }
 
 Result<std::vector<double>> CommandRecorder::read_timestamps_ns(uint32_t count) {
@@ -285,6 +371,26 @@ Result<std::vector<double>> CommandRecorder::read_timestamps_ns(uint32_t count) 
   std::vector<uint64_t> ticks(count);
   VKFUSE_CHECK_VK(vkGetQueryPoolResults(device_, query_pool_.get(), 0, count, count * sizeof(uint64_t), ticks.data(),
                                         sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  return ticks_to_ns(ticks);
+}
+
+Result<std::vector<double>> CommandRecorder::try_read_timestamps_ns(uint32_t count) {
+  if (!query_pool_ || count == 0) return std::vector<double>{};
+  if (device_lost_) return make_error(ErrorCode::kDeviceLost, "the Vulkan device was lost earlier");
+  if (count > max_timestamps_) return make_error(ErrorCode::kInvalidArgument, "try_read_timestamps_ns: too many slots");
+  for (uint32_t i = 0; i < count; ++i)
+    if (!written_[i]) return make_error(ErrorCode::kInvalidArgument, "try_read_timestamps_ns: slot " + std::to_string(i) +
+                                                                         " was not written by the recording");
+  std::vector<uint64_t> ticks(count);
+  const VkResult got = vkGetQueryPoolResults(device_, query_pool_.get(), 0, count, count * sizeof(uint64_t), ticks.data(),
+                                             sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (got == VK_NOT_READY) return make_error(ErrorCode::kNotReady, "the recorded work has not run on the GPU yet");
+  VKFUSE_CHECK_VK(got);
+  return ticks_to_ns(ticks);
+}
+
+Result<std::vector<double>> CommandRecorder::ticks_to_ns(const std::vector<uint64_t>& ticks) const {
+  const uint32_t count = static_cast<uint32_t>(ticks.size());
   const uint64_t mask = timestamp_valid_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << timestamp_valid_bits_) - 1;
   std::vector<double> ns(count);
   for (uint32_t i = 0; i < count; ++i) {

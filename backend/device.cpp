@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backend/debug.h"
+#include "backend/enabled_features.h"
 #include "backend/log.h"
 
 namespace vkfuse {
@@ -172,6 +173,7 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
     f12.storageBuffer8BitAccess = caps.storage_buffer_8bit;
     f12.shaderFloat16 = caps.shader_float16;
     f12.shaderInt8 = caps.shader_int8;
+    f12.timelineSemaphore = caps.timeline_semaphore;
     features.pNext = &f11;
     f11.pNext = &f12;
     if (caps.coopmat_nv_f16) {  // roots/gemm_coopmat.glsl: the extension, its feature, the Vulkan memory model
@@ -189,6 +191,7 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
       extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     }
   } else {
+    caps.timeline_semaphore = false;  // used only as the Vulkan 1.2 core feature
     // Vulkan 1.1: 16-bit storage is core; 8-bit storage and float16/int8 are extensions to enable.
     storage16.storageBuffer16BitAccess = caps.storage_buffer_16bit;
     features.pNext = &storage16;
@@ -246,6 +249,9 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
   caps.cooperative_matrix = caps.coopmat_nv_f16;  // enabled only where roots/gemm_coopmat.glsl can use it
   ctx.caps = std::move(caps);
   ctx.debug_utils = owned.instance_.debug_utils_enabled();
+  ctx.queue_lock.user = owned.queue_mutex_.get();
+  ctx.queue_lock.lock = [](void* m) { static_cast<std::mutex*>(m)->lock(); };
+  ctx.queue_lock.unlock = [](void* m) { static_cast<std::mutex*>(m)->unlock(); };
   set_debug_name(ctx, VK_OBJECT_TYPE_DEVICE, debug_handle(device), "vkfuse device");
   set_debug_name(ctx, VK_OBJECT_TYPE_QUEUE, debug_handle(ctx.queue), "vkfuse compute queue");
   log_message(LogLevel::kInfo, "using Vulkan device " + std::to_string(ctx.caps.index) + ": " + ctx.caps.name);
@@ -261,42 +267,77 @@ OwnedDevice& OwnedDevice::operator=(OwnedDevice&& other) noexcept {
   return *this;
 }
 
-Result<BorrowedDevice> BorrowedDevice::wrap(VkInstance instance, VkPhysicalDevice physical, VkDevice device,
-                                            VkQueue queue, uint32_t queue_family, Enabled enabled) {
-  if (instance == VK_NULL_HANDLE || physical == VK_NULL_HANDLE || device == VK_NULL_HANDLE || queue == VK_NULL_HANDLE) {
-    return make_error(ErrorCode::kInvalidArgument, "BorrowedDevice::wrap: instance, physical device, device and "
-                                                   "queue must all be valid handles");
+VkResult submit_to_queue(const DeviceContext& ctx, const VkSubmitInfo& submit, VkFence fence) {
+  const QueueLock& lock = ctx.queue_lock;
+  if (lock.lock) lock.lock(lock.user);
+  const VkResult result = vkQueueSubmit(ctx.queue, 1, &submit, fence);
+  if (lock.unlock) lock.unlock(lock.user);
+  return result;
+}
+
+Result<BorrowedDevice> BorrowedDevice::wrap(const ExternalDevice& external) {
+  if (external.instance == VK_NULL_HANDLE || external.physical_device == VK_NULL_HANDLE ||
+      external.device == VK_NULL_HANDLE || external.queue == VK_NULL_HANDLE) {
+    return make_error(ErrorCode::kInvalidArgument, "Context::wrap: instance, physical device, device and queue must all "
+                                                   "be valid handles");
+  }
+  if ((external.queue_lock.lock == nullptr) != (external.queue_lock.unlock == nullptr))
+    return make_error(ErrorCode::kInvalidArgument, "Context::wrap: QueueLock needs both lock and unlock (or neither)");
+  if (external.get_instance_proc_addr != nullptr) {
+    // vkfuse calls Vulkan through the loader it links; the application's handles work there only when
+    // its entry point leads to that same loader (volk and other loaders over libvulkan do).
+    const PFN_vkVoidFunction theirs = external.get_instance_proc_addr(external.instance, "vkGetDeviceProcAddr");
+    const PFN_vkVoidFunction ours = vkGetInstanceProcAddr(external.instance, "vkGetDeviceProcAddr");
+    if (theirs != ours)
+      return make_error(ErrorCode::kUnsupported,
+                        "Context::wrap: the application's vkGetInstanceProcAddr resolves a different vkGetDeviceProcAddr "
+                        "than the Vulkan loader vkfuse is linked to (libvulkan); load Vulkan through that loader (volk "
+                        "does by default) so that both use the same dispatch");
   }
   // The index only labels the device; find it so that logs and caches agree with OwnedDevice.
-  VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physicals, physical_devices(instance));
+  VKFUSE_ASSIGN_OR_RETURN(std::vector<VkPhysicalDevice> physicals, physical_devices(external.instance));
   uint32_t index = 0;
-  auto found = std::find(physicals.begin(), physicals.end(), physical);
+  auto found = std::find(physicals.begin(), physicals.end(), external.physical_device);
   if (found != physicals.end()) index = static_cast<uint32_t>(found - physicals.begin());
 
-  VKFUSE_ASSIGN_OR_RETURN(DeviceCaps caps, query_device_caps(physical, index, enabled.instance_api_version, instance));
-  VKFUSE_TRY(apply_queue_family(physical, queue_family, caps));
-  caps.storage_buffer_16bit = caps.storage_buffer_16bit && enabled.storage_buffer_16bit;
-  caps.storage_buffer_8bit = caps.storage_buffer_8bit && enabled.storage_buffer_8bit;
-  caps.shader_float16 = caps.shader_float16 && enabled.shader_float16;
-  caps.shader_int8 = caps.shader_int8 && enabled.shader_int8;
-  caps.shader_int64 = caps.shader_int64 && enabled.shader_int64;
-  const bool float_controls =
-      enabled.shader_float_controls || usable_at_vulkan_1_2(enabled.instance_api_version, caps.api_version);
-  caps.preserve_inf_nan_f32 = caps.preserve_inf_nan_f32 && float_controls;
-  caps.preserve_inf_nan_f16 = caps.preserve_inf_nan_f16 && float_controls;
-  caps.cooperative_matrix = false;  // vkfuse cannot know whether the application enabled it
-  caps.coopmat_nv_f16 = false;
-  caps.pipeline_statistics = false;
+  VkPhysicalDeviceProperties base{};
+  vkGetPhysicalDeviceProperties(external.physical_device, &base);
+  const uint32_t instance_version = std::max<uint32_t>(external.instance_api_version, VK_API_VERSION_1_1);
+  const bool at_1_2 = usable_at_vulkan_1_2(instance_version, base.apiVersion);
+  const EnabledFeatures enabled = read_enabled_features(external.device_create_info);
+  std::vector<std::string> missing;
+  Result<DeviceCaps> queried = query_device_caps(external.physical_device, index, instance_version, external.instance);
+  DeviceCaps supported;
+  if (queried.ok()) {
+    supported = std::move(queried).value();
+  } else {
+    supported.name = base.deviceName;
+    supported.api_version = base.apiVersion;
+  }
+  for (std::string& line : missing_requirements(supported, enabled, external, at_1_2)) missing.push_back(std::move(line));
+  if (queried.ok()) {
+    if (Status family = apply_queue_family(external.physical_device, external.queue_family_index, supported); !family.ok())
+      missing.push_back(family.message());
+  } else if (missing.empty()) {
+    missing.push_back(queried.status().message());
+  }
+  if (!missing.empty()) {
+    std::string text = "Context::wrap: vkfuse cannot use the application's device " + supported.name + ":";
+    for (const std::string& line : missing) text += "\n  - " + line;
+    return make_error(ErrorCode::kUnsupported, text);
+  }
 
   BorrowedDevice borrowed;
   DeviceContext& ctx = borrowed.context_;
-  ctx.instance = instance;
-  ctx.physical = physical;
-  ctx.device = device;
-  ctx.queue = queue;
-  ctx.queue_family = queue_family;
-  ctx.caps = std::move(caps);
-  ctx.debug_utils = enabled.debug_utils;
+  ctx.instance = external.instance;
+  ctx.physical = external.physical_device;
+  ctx.device = external.device;
+  ctx.queue = external.queue;
+  ctx.queue_family = external.queue_family_index;
+  ctx.caps = enabled_caps(std::move(supported), enabled, at_1_2);
+  ctx.debug_utils = external.debug_utils;
+  ctx.queue_lock = external.queue_lock;
+  log_message(LogLevel::kInfo, "using the application's Vulkan device " + ctx.caps.name);
   return borrowed;
 }
 

@@ -4,8 +4,13 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
+
+#include <vkfuse/interop.hpp>
 
 #include "backend/device_caps.h"
 #include "backend/handle.h"
@@ -13,6 +18,11 @@
 #include "backend/status.h"
 
 namespace vkfuse {
+
+// Device memory vkfuse holds on one device, counted by every Buffer made from it (Context reports it).
+struct DeviceMemoryCounter {
+  std::atomic<uint64_t> bytes{0};
+};
 
 // Non-owning view of a ready device: what the rest of vkfuse uses. Cheap to copy; valid as long as the
 // OwnedDevice / BorrowedDevice (or the application's objects) it came from.
@@ -27,7 +37,14 @@ struct DeviceContext {
   // fields describe that family.
   DeviceCaps caps;
   bool debug_utils = false;  // vkSetDebugUtilsObjectNameEXT usable (set_debug_name)
+  // Taken around every vkQueueSubmit on `queue` (submit_to_queue): a mutex of the OwnedDevice's, or the
+  // application's lock for a borrowed queue (none: the application promised not to submit concurrently).
+  QueueLock queue_lock;
+  std::shared_ptr<DeviceMemoryCounter> memory = std::make_shared<DeviceMemoryCounter>();
 };
+
+// vkQueueSubmit on ctx.queue under ctx.queue_lock.
+VkResult submit_to_queue(const DeviceContext& ctx, const VkSubmitInfo& submit, VkFence fence);
 
 // Every usable physical device (Vulkan 1.1+, with a compute queue), in enumeration order; devices that do not
 // qualify are skipped with a warning in the log. Empty when there is none (not an error here).
@@ -62,29 +79,22 @@ class OwnedDevice {
   explicit OwnedDevice(Instance instance) : instance_(std::move(instance)) {}
 
   Instance instance_;  // declared first: destroyed last
+  std::unique_ptr<std::mutex> queue_mutex_ = std::make_unique<std::mutex>();  // stable address for queue_lock
   UniqueHandle<VkDevice> device_;
   DeviceContext context_;
 };
 
-// Wraps an application's instance, device and queue; destroys nothing. Move-only like OwnedDevice so that the
-// two are used alike; the application keeps its objects alive for as long as vkfuse uses them.
+// Wraps an application's instance, device and queue (ExternalDevice); destroys nothing. Move-only like
+// OwnedDevice so that the two are used alike; the application keeps its objects alive for as long as
+// vkfuse uses them.
 class BorrowedDevice {
  public:
-  // What the application enabled on its VkInstance / VkDevice. The context's feature flags are these AND what
-  // the device supports.
-  struct Enabled {
-    bool storage_buffer_16bit = false, storage_buffer_8bit = false, shader_float16 = false, shader_int8 = false;
-    bool shader_int64 = false;
-    bool shader_float_controls = false;  // VK_KHR_shader_float_controls enabled (implied on a Vulkan 1.2 device)
-    bool debug_utils = false;  // VK_EXT_debug_utils enabled on the application's instance
-    // The apiVersion the application's VkInstance was created with; decides whether the Vulkan 1.2 structs
-    // may be used to query the device.
-    uint32_t instance_api_version = VK_API_VERSION_1_1;
-  };
-
-  // Queries the caps itself. kInvalidArgument: a null handle, or a queue family without compute.
-  static Result<BorrowedDevice> wrap(VkInstance instance, VkPhysicalDevice physical, VkDevice device, VkQueue queue,
-                                     uint32_t queue_family, Enabled enabled);
+  // Reads what the application enabled from device.device_create_info and queries the caps itself: the
+  // context's feature flags are what the device supports AND the application enabled. Fails with one
+  // kUnsupported error listing every missing requirement (Vulkan 1.1, a compute queue family, and what
+  // device.require_* asks), each with the feature struct or extension that enables it;
+  // kInvalidArgument for null handles.
+  static Result<BorrowedDevice> wrap(const ExternalDevice& device);
 
   BorrowedDevice(BorrowedDevice&&) noexcept = default;
   BorrowedDevice& operator=(BorrowedDevice&&) noexcept = default;

@@ -114,6 +114,7 @@ void query_at_1_2(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   caps.shader_float16 = f12.shaderFloat16;
   caps.shader_int8 = f12.shaderInt8;
   caps.shader_int64 = features.features.shaderInt64;
+  caps.timeline_semaphore = f12.timelineSemaphore;
 }
 
 // At Vulkan 1.1: the 1.1 core structs, plus the KHR extension structs of what 1.2 later promoted, chained only

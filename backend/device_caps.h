@@ -58,6 +58,8 @@ struct DeviceCaps {
   // statistics of each compiled pipeline (NVIDIA: its register count). Enabled only under VKFUSE_LOG=debug,
   // which then logs them for every pipeline (backend/pipeline.cpp).
   bool pipeline_statistics = false;
+  // timelineSemaphore (Vulkan 1.2 core): submissions may wait on and signal timeline values.
+  bool timeline_semaphore = false;
 
   // Of the compute queue family below.
   bool timestamps = false;

@@ -142,6 +142,11 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
   buffer.memory_ =
       UniqueHandle<VkDeviceMemory>(memory, [device](VkDeviceMemory m) { vkFreeMemory(device, m, nullptr); });
   VKFUSE_CHECK_VK(vkBindBufferMemory(ctx.device, handle, memory, 0));
+  if (ctx.memory) {
+    buffer.counter_ = ctx.memory;
+    buffer.allocated_ = requirements.size;
+    ctx.memory->bytes += requirements.size;
+  }
 
   const VkMemoryPropertyFlags flags = properties.memoryTypes[chosen].propertyFlags;
   buffer.coherent_ = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
@@ -161,6 +166,8 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
 
 Buffer::Buffer(Buffer&& other) noexcept
     : device_(std::exchange(other.device_, VK_NULL_HANDLE)),
+      counter_(std::move(other.counter_)),
+      allocated_(std::exchange(other.allocated_, 0)),
       memory_(std::move(other.memory_)),
       buffer_(std::move(other.buffer_)),
       size_(std::exchange(other.size_, 0)),
@@ -175,6 +182,10 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     std::construct_at(this, std::move(other));
   }
   return *this;
+}
+
+Buffer::~Buffer() {
+  if (counter_) counter_->bytes -= allocated_;
 }
 
 Status Buffer::flush() {

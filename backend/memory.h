@@ -4,6 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <memory>
 #include <string_view>
 
 #include "backend/device.h"
@@ -32,9 +33,11 @@ class Buffer {
 
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;  // releases this one's buffer, then its memory
+  ~Buffer();
 
   VkBuffer handle() const { return buffer_.get(); }
   VkDeviceSize size() const { return size_; }  // the size asked for (the allocation may be larger)
+  VkDeviceSize allocated_bytes() const { return allocated_; }  // the allocation's size
   MemoryUsage usage() const { return usage_; }
   // The start of the buffer in host memory; nullptr for device-local buffers.
   void* mapped() const { return mapped_; }
@@ -50,6 +53,8 @@ class Buffer {
   Buffer() = default;
 
   VkDevice device_ = VK_NULL_HANDLE;
+  std::shared_ptr<DeviceMemoryCounter> counter_;  // the device's count of vkfuse's memory
+  VkDeviceSize allocated_ = 0;                    // what this buffer adds to it
   UniqueHandle<VkDeviceMemory> memory_;  // declared before the buffer: freed after it
   UniqueHandle<VkBuffer> buffer_;
   VkDeviceSize size_ = 0;

@@ -16,6 +16,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kCompile: return "Compile";
     case ErrorCode::kIo: return "Io";
     case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kNotReady: return "NotReady";
   }
   return "Unknown";
 }

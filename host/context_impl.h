@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <vkfuse/vkfuse.hpp>
@@ -15,9 +16,10 @@
 namespace vkfuse {
 
 struct Context::Impl {
-  // An owned device today; a borrowed one (a game's VkDevice) will sit beside it behind the same
-  // DeviceContext view, which is all the rest of the code uses.
-  OwnedDevice device;
+  // One of the two: vkfuse's own device, or the application's (Context::wrap). The rest of the code
+  // sees only the DeviceContext view.
+  std::optional<OwnedDevice> owned;
+  std::optional<BorrowedDevice> borrowed;
   std::unique_ptr<PipelineCache> pipeline_cache;  // declared after the device: destroyed before it
   DevicePlan plan;
   std::unique_ptr<KernelCache> cache;
@@ -26,7 +28,7 @@ struct Context::Impl {
   // The last sessions' pipelines reach the file even when no Session::create saved them.
   ~Impl() { save_pipeline_cache(); }
 
-  const DeviceContext& ctx() const { return device.context(); }
+  const DeviceContext& ctx() const { return owned ? owned->context() : borrowed->context(); }
   // Best effort: a cache that cannot be written costs the next process time, not correctness.
   void save_pipeline_cache() const;
 };

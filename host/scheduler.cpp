@@ -16,22 +16,17 @@ bool overlaps_any(const std::vector<MemoryRange>& ranges, const std::vector<Memo
 
 }  // namespace
 
-Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, Timestamps timestamps) {
+RecordStats record_dispatches(CommandRecorder& recorder, const std::vector<ScheduledDispatch>& dispatches,
+                              Timestamps timestamps) {
   RecordStats stats;
-  VKFUSE_TRY(recorder.begin());
-  for (const ScheduledCopy& copy : schedule.uploads) {
-    const VkBufferCopy region{0, 0, copy.bytes};
-    recorder.copy(copy.src, copy.dst, {&region, 1});
-  }
-  if (!schedule.uploads.empty()) recorder.barrier(CommandRecorder::Barrier::kTransferToCompute);
   stats.timestamps = timestamps != Timestamps::kNone && recorder.timestamps_supported();
   if (stats.timestamps) recorder.timestamp(0);
 
   // Reads and writes since the last barrier: a dispatch that reads what they wrote (RAW), or writes
   // what they read or wrote (WAR, WAW: the arena reuses bytes), must wait for them.
   std::vector<MemoryRange> pending_reads, pending_writes;
-  for (std::size_t g = 0; g < schedule.dispatches.size(); ++g) {
-    const ScheduledDispatch& d = schedule.dispatches[g];
+  for (std::size_t g = 0; g < dispatches.size(); ++g) {
+    const ScheduledDispatch& d = dispatches[g];
     const bool hazard = overlaps_any(d.reads, pending_writes) || overlaps_any(d.writes, pending_writes) ||
                         overlaps_any(d.writes, pending_reads);
     if (hazard) {
@@ -46,8 +41,24 @@ Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& s
     pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());
     pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
   }
-
   if (stats.timestamps && timestamps == Timestamps::kAround) recorder.timestamp(1);
+  return stats;
+}
+
+Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, Timestamps timestamps) {
+  VKFUSE_TRY(recorder.begin());
+  // Whatever ran on the queue before (the application's passes, this schedule's previous submission)
+  // is done with the buffers before the copies and dispatches touch them.
+  recorder.barrier(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                       VK_ACCESS_SHADER_WRITE_BIT);
+  for (const ScheduledCopy& copy : schedule.uploads) {
+    const VkBufferCopy region{0, 0, copy.bytes};
+    recorder.copy(copy.src, copy.dst, {&region, 1});
+  }
+  if (!schedule.uploads.empty()) recorder.barrier(CommandRecorder::Barrier::kTransferToCompute);
+  const RecordStats stats = record_dispatches(recorder, schedule.dispatches, timestamps);
   if (!schedule.downloads.empty()) recorder.barrier(CommandRecorder::Barrier::kComputeToTransfer);
   for (const ScheduledCopy& copy : schedule.downloads) {
     const VkBufferCopy region{0, 0, copy.bytes};

@@ -54,6 +54,13 @@ struct RecordStats {
   bool timestamps = false;      // written as asked (false: none asked, or the device has none)
 };
 
+// A recording of its own: begin, a barrier after whatever ran on the queue before, uploads, dispatches,
+// downloads, end.
 Result<RecordStats> record_schedule(CommandRecorder& recorder, const Schedule& schedule, Timestamps timestamps);
+
+// The dispatches alone, into a recording already begun (the application's command buffer, between the
+// barriers the caller records around them).
+RecordStats record_dispatches(CommandRecorder& recorder, const std::vector<ScheduledDispatch>& dispatches,
+                              Timestamps timestamps);
 
 }  // namespace vkfuse

@@ -21,6 +21,7 @@ enum class ErrorCode {
   kCompile,          // GLSL -> SPIR-V failed
   kIo,
   kInternal,
+  kNotReady,         // the GPU has not finished that work yet: wait, or ask again later
 };
 
 const char* error_code_name(ErrorCode code);

@@ -10,7 +10,13 @@
 //
 // Errors: no exceptions; every fallible call returns Status or Result<T>.
 // Thread-safety: a Context may be shared by sessions on one thread at a time; a Session is not
-// thread-safe (one run at a time).
+// thread-safe (one run at a time). Submissions to the context's queue take its queue lock
+// (<vkfuse/interop.hpp>: QueueLock).
+//
+// A Session is one compiled model (plan, pipelines, weights on the device) with one built-in
+// Execution that run() uses; create_execution() makes more (<vkfuse/interop.hpp>), each with its own
+// intermediates, bindings and command buffer, so that several can be in flight at once sharing one
+// copy of the weights.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +64,8 @@ struct Attr {
 };
 
 struct GraphIR;
+struct ExternalDevice;  // <vkfuse/interop.hpp>
+class Execution;        // <vkfuse/interop.hpp>
 
 // An immutable, validated graph. Cheap to copy.
 class Graph {
@@ -139,7 +147,13 @@ struct CacheStats {
 // when the context's internals are destroyed.
 class Context {
  public:
+  // vkfuse's own instance, device and compute queue.
   static Result<Context> create(const ContextOptions& options);
+  // Over the application's instance, device and queue (<vkfuse/interop.hpp>), which vkfuse borrows and
+  // never destroys. options.device and options.validation are ignored (the application chose the device
+  // and its layers; validation_errors() is then 0: the application's own messenger sees the messages).
+  // kUnsupported lists everything the device misses for what `device` requires.
+  static Result<Context> wrap(const ExternalDevice& device, const ContextOptions& options = {});
   ~Context();
   Context(Context&&) noexcept;
   Context& operator=(Context&&) noexcept;
@@ -147,6 +161,9 @@ class Context {
   DeviceSummary device() const;
   CacheStats cache_stats() const;
   std::uint32_t validation_errors() const;  // 0 unless validation is on and the driver reported errors
+  bool borrowed() const;                    // made by wrap() over the application's device
+  // Device memory vkfuse holds on this device now, over every session and execution made from it.
+  std::uint64_t device_memory_bytes() const;
 
   struct Impl;
   const std::shared_ptr<Impl>& impl() const { return impl_; }
@@ -203,6 +220,11 @@ class Session {
   // Each graph input must be given with its exact shape and dtype.
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
+  // Another execution of this compiled model (<vkfuse/interop.hpp>): its own intermediates, bindings,
+  // staging and command buffer; the pipelines and weights are this session's. It keeps what it needs of
+  // the session alive, so it may outlive it.
+  Result<Execution> create_execution() const;
+
   // Benchmarking: replays the recorded dispatches `iterations` times in one submission (no transfers)
   // and returns the mean GPU milliseconds per iteration, timed from before the first dispatch to after
   // the last (no per-group timestamps in between, so groups overlap as in run()). Needs timestamp
@@ -214,7 +236,8 @@ class Session {
   std::size_t barrier_count() const;   // pipeline barriers between the recorded dispatches (each waits for all before it)
   double last_gpu_ms() const;          // sum over groups of the last run
   bool fusion_enabled() const;
-  std::uint64_t arena_bytes() const;   // device memory planned for intermediates
+  std::uint64_t arena_bytes() const;   // device memory planned for intermediates (each execution's)
+  std::uint64_t weight_bytes() const;  // device memory of the constants, shared by every execution
   const SessionCreateStats& create_stats() const;  // how long create() took, by phase
 
  private:
