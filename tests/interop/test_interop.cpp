@@ -73,6 +73,17 @@ HostTensor host_output(Session& s, const HostTensor& input) {
   return out->begin()->second;
 }
 
+// The application's readback pass: `bytes` of `src` at `offset` into host-visible `dst`, then visible
+// to the host.
+void read_back(VkCommandBuffer cb, VkBuffer src, VkDeviceSize offset, const AppBuffer& dst, VkDeviceSize bytes) {
+  const VkBufferCopy down{offset, 0, bytes};
+  vkCmdCopyBuffer(cb, src, dst.buffer, 1, &down);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+}
+
 void check_equal(const void* got, const HostTensor& want) {
   CHECK(std::memcmp(got, want.bytes.data(), want.bytes.size()) == 0);
 }
@@ -120,13 +131,7 @@ TEST_CASE("interop: the model recorded into the application's command buffer bet
       sync.before = {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
       sync.after = {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
       OK(frame->record(cb, sync));
-      const VkBufferCopy down{0, 0, want.bytes.size()};
-      vkCmdCopyBuffer(cb, out.buffer, readback.buffer, 1, &down);  // and a pass of its own reads the output
-      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0,
-                           nullptr);
+      read_back(cb, out.buffer, 0, readback, want.bytes.size());  // and a pass of its own reads the output
       app.submit(cb, {}, {}, {}, {});
       check_equal(readback.mapped, want);
       CHECK(frame->last_staging_bytes() == 0);
@@ -179,13 +184,7 @@ TEST_CASE("interop: submit waits on the application's semaphores and signals bin
     CHECK(ticket->value == 1);
     // The application's read waits on the GPU for both: its own timeline value and vkfuse's ticket.
     VkCommandBuffer read = app.begin_commands();
-    const VkBufferCopy down{out->offset, 0, want.bytes.size()};
-    vkCmdCopyBuffer(read, out->buffer, readback.buffer, 1, &down);
-    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(read, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0,
-                         nullptr);
+    read_back(read, out->buffer, out->offset, readback, want.bytes.size());
     app.submit(read, {timeline, ticket->timeline}, {7, ticket->value}, {}, {});
     OK(frame->wait());
     check_equal(readback.mapped, want);
