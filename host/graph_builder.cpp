@@ -279,6 +279,18 @@ std::size_t Graph::input_count() const { return ir_ ? ir_->inputs.size() : 0; }
 std::size_t Graph::output_count() const { return ir_ ? ir_->outputs.size() : 0; }
 std::size_t Graph::source_op_count() const { return ir_ ? ir_->source_op_count : 0; }
 
+namespace {
+std::vector<TensorDesc> describe(const GraphIR* ir, const std::vector<ValueId>& values) {
+  std::vector<TensorDesc> out;
+  if (ir == nullptr) return out;
+  for (ValueId v : values) out.push_back({ir->value(v).name, ir->value(v).shape, ir->value(v).dtype});
+  return out;
+}
+}  // namespace
+
+std::vector<TensorDesc> Graph::inputs() const { return describe(ir_.get(), ir_ ? ir_->inputs : std::vector<ValueId>{}); }
+std::vector<TensorDesc> Graph::outputs() const { return describe(ir_.get(), ir_ ? ir_->outputs : std::vector<ValueId>{}); }
+
 void GraphBuilder::set_source_op_count(std::size_t count) { state_->ir.source_op_count = count; }
 
 const GraphIR& graph_ir(const Graph& graph) { return *graph.ir_; }

@@ -64,6 +64,13 @@ struct Attr {
 };
 
 struct GraphIR;
+
+// A graph input or output as a caller feeds or reads it.
+struct TensorDesc {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+};
 struct ExternalDevice;  // <vkfuse/interop.hpp>
 class Execution;        // <vkfuse/interop.hpp>
 
@@ -75,6 +82,9 @@ class Graph {
   std::size_t output_count() const;
   // Ops in the model the graph came from (ONNX nodes, before folding); 0 for graphs built in C++.
   std::size_t source_op_count() const;
+  // The inputs a run takes and the outputs it gives, in graph order, with their static shapes.
+  std::vector<TensorDesc> inputs() const;
+  std::vector<TensorDesc> outputs() const;
 
  private:
   friend class GraphBuilder;
