@@ -247,6 +247,22 @@ void CommandRecorder::barrier(VkPipelineStageFlags src_stage, VkAccessFlags src_
   record_barrier(target_, {src_stage, dst_stage, src_access, dst_access});
 }
 
+void CommandRecorder::image_barrier(VkImage image, VkImageAspectFlags aspect, VkImageLayout old_layout,
+                                    VkImageLayout new_layout, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  if (state_ != State::kRecording) return fail(ErrorCode::kInvalidArgument, "image barrier outside begin()/end()");
+  if (!error_.ok()) return;
+  VkImageMemoryBarrier barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  barrier.srcAccessMask = src_access;
+  barrier.dstAccessMask = dst_access;
+  barrier.oldLayout = old_layout;
+  barrier.newLayout = new_layout;
+  barrier.srcQueueFamilyIndex = barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = image;
+  barrier.subresourceRange = {aspect, 0, 1, 0, 1};
+  vkCmdPipelineBarrier(target_, src_stage, dst_stage, 0, 0, nullptr, 0, nullptr, 1, &barrier);
+}
+
 bool CommandRecorder::timestamp(uint32_t index) {
   if (index >= max_timestamps_) return false;
   if (!query_pool_) return true;  // unsupported: nothing to record, not an error

@@ -67,6 +67,10 @@ class CommandRecorder {
   void barrier(Barrier kind);
   void barrier(VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
                VkAccessFlags dst_access);
+  // An image memory barrier on mip 0, layer 0 of `image`, moving it from `old_layout` to `new_layout`.
+  void image_barrier(VkImage image, VkImageAspectFlags aspect, VkImageLayout old_layout, VkImageLayout new_layout,
+                     VkPipelineStageFlags src_stage, VkAccessFlags src_access, VkPipelineStageFlags dst_stage,
+                     VkAccessFlags dst_access);
 
   // Writes a timestamp into slot `index` once all previous commands have finished (BOTTOM_OF_PIPE). Without
   // timestamp support it records nothing. Returns false if index >= max_timestamps, or if the slot was already

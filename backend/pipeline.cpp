@@ -77,6 +77,7 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
 
   ComputePipeline pipeline;
   pipeline.binding_count_ = desc.binding_count;
+  pipeline.image_bindings_ = desc.image_bindings;
   pipeline.push_constant_bytes_ = desc.push_constant_bytes;
   pipeline.label_ = desc.label;
   VkDevice device = ctx.device;
@@ -84,7 +85,8 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   std::vector<VkDescriptorSetLayoutBinding> bindings(desc.binding_count);
   for (uint32_t i = 0; i < desc.binding_count; ++i) {
     bindings[i].binding = i;
-    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType = pipeline.is_image_binding(i) ? VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER
+                                                              : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
@@ -151,7 +153,7 @@ ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
 }
 
 Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32_t max_sets,
-                                                uint32_t max_buffers_total) {
+                                                uint32_t max_buffers_total, uint32_t max_images_total) {
   if (max_sets == 0 || max_buffers_total == 0) {
     return make_error(ErrorCode::kInvalidArgument, "DescriptorArena: max_sets (" + std::to_string(max_sets) +
                                                        ") and max_buffers_total (" + std::to_string(max_buffers_total) +
@@ -164,12 +166,13 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
   arena.max_sets_ = max_sets;
   arena.max_buffers_ = max_buffers_total;
 
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers_total};
+  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers_total},
+                                        {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, max_images_total}};
   VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   info.flags = 0;  // no FREE_DESCRIPTOR_SET: sets die with the pool, which lets drivers allocate linearly
   info.maxSets = max_sets;
-  info.poolSizeCount = 1;
-  info.pPoolSizes = &size;
+  info.poolSizeCount = max_images_total > 0 ? 2 : 1;
+  info.pPoolSizes = sizes;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VKFUSE_CHECK_VK(vkCreateDescriptorPool(ctx.device, &info, nullptr, &pool));
   VkDevice device = ctx.device;
@@ -177,6 +180,10 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
       pool, [device](VkDescriptorPool p) { vkDestroyDescriptorPool(device, p, nullptr); });
   set_debug_name(ctx, VK_OBJECT_TYPE_DESCRIPTOR_POOL, debug_handle(pool), "vkfuse descriptor arena");
   return arena;
+}
+
+bool ComputePipeline::is_image_binding(uint32_t binding) const {
+  return std::find(image_bindings_.begin(), image_bindings_.end(), binding) != image_bindings_.end();
 }
 
 Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipeline,
@@ -190,6 +197,11 @@ Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipelin
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferRange& b = buffers[i];
     const std::string binding = what + ", binding " + std::to_string(i);
+    if (pipeline.is_image_binding(static_cast<uint32_t>(i))) {
+      if (b.view == VK_NULL_HANDLE || b.sampler == VK_NULL_HANDLE)
+        return make_error(ErrorCode::kInvalidArgument, binding + ": an image binding without an image view and sampler");
+      continue;
+    }
     if (b.buffer == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, binding + ": null buffer");
     if (b.range == 0) return make_error(ErrorCode::kInvalidArgument, binding + ": range is 0");
     if (b.offset % min_offset_alignment_ != 0) {
@@ -222,13 +234,20 @@ Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipelin
   buffers_used_ += static_cast<uint32_t>(buffers.size());
 
   std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkDescriptorImageInfo> images(buffers.size());
   std::vector<VkWriteDescriptorSet> writes(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].range};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = static_cast<uint32_t>(i);
     writes[i].descriptorCount = 1;
+    if (pipeline.is_image_binding(static_cast<uint32_t>(i))) {
+      images[i] = {buffers[i].sampler, buffers[i].view, buffers[i].layout};
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      writes[i].pImageInfo = &images[i];
+      continue;
+    }
+    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].range};
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }

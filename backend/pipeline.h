@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "backend/device.h"
@@ -17,6 +18,7 @@ namespace vkfuse {
 struct PipelineDesc {
   std::span<const uint32_t> spirv;  // only read during create()
   uint32_t binding_count = 0;       // storage buffers at set 0, bindings 0..binding_count-1
+  std::vector<uint32_t> image_bindings;  // those of them that are combined image samplers instead
   uint32_t push_constant_bytes = 0;  // a multiple of 4; 0 = no push constants
   std::string label;                 // names the pipeline in errors and debug tools
 };
@@ -39,6 +41,7 @@ class ComputePipeline {
   VkPipelineLayout layout() const { return layout_.get(); }
   VkDescriptorSetLayout set_layout() const { return set_layout_.get(); }
   uint32_t binding_count() const { return binding_count_; }
+  bool is_image_binding(uint32_t binding) const;
   uint32_t push_constant_bytes() const { return push_constant_bytes_; }
   const std::string& label() const { return label_; }
 
@@ -50,15 +53,20 @@ class ComputePipeline {
   UniqueHandle<VkPipelineLayout> layout_;
   UniqueHandle<VkPipeline> pipeline_;
   uint32_t binding_count_ = 0;
+  std::vector<uint32_t> image_bindings_;
   uint32_t push_constant_bytes_ = 0;
   std::string label_;
 };
 
-// A range of a buffer bound to one storage-buffer binding.
+// A range of a buffer bound to one storage-buffer binding; or, at an image binding, an image view, its
+// sampler and the layout it is in while the set is used.
 struct BufferRange {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
   VkDeviceSize range = 0;  // bytes; VK_WHOLE_SIZE = to the end of the buffer (then not checked against limits)
+  VkImageView view = VK_NULL_HANDLE;
+  VkSampler sampler = VK_NULL_HANDLE;
+  VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
 };
 
 // A VkDescriptorPool sized for `max_sets` sets holding `max_buffers_total` storage-buffer descriptors in all.
@@ -67,7 +75,9 @@ struct BufferRange {
 class DescriptorArena {
  public:
   // kInvalidArgument: max_sets or max_buffers_total is 0.
-  static Result<DescriptorArena> create(const DeviceContext& ctx, uint32_t max_sets, uint32_t max_buffers_total);
+  // `max_images_total`: combined image sampler descriptors (0: none).
+  static Result<DescriptorArena> create(const DeviceContext& ctx, uint32_t max_sets, uint32_t max_buffers_total,
+                                        uint32_t max_images_total = 0);
 
   DescriptorArena(DescriptorArena&&) noexcept = default;
   DescriptorArena& operator=(DescriptorArena&&) noexcept = default;

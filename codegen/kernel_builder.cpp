@@ -290,18 +290,46 @@ std::string vector_stage_prefix(std::size_t j) {
   return prefix;
 }
 
-uint32_t count_bindings(const KernelSpec& spec) {
+namespace {
+
+// Every stage of the kernel in binding order (as build_kernel makes them), each with its bindings.
+std::vector<Stage> binding_stages(const KernelSpec& spec, int& next_binding) {
   std::map<int, int> shared;
-  int next_binding = 0;
-  make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding);
-  for (const KernelLoad& load : spec.loads) make_load_stages(load, {}, shared, next_binding);
-  if (spec.row_chain) make_stage(spec.row_chain->inputs, spec.row_chain->ops, spec.row_chain->domain, "r", shared, next_binding);
-  make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding);
+  std::vector<Stage> stages;
+  stages.push_back(make_stage(spec.inputs, spec.ops, spec.domain, "", shared, next_binding));
+  for (const KernelLoad& load : spec.loads) {
+    LoadStages made = make_load_stages(load, {}, shared, next_binding);
+    if (made.element) stages.push_back(std::move(*made.element));
+    stages.push_back(std::move(made.chain));
+  }
+  if (spec.row_chain)
+    stages.push_back(make_stage(spec.row_chain->inputs, spec.row_chain->ops, spec.row_chain->domain, "r", shared, next_binding));
+  stages.push_back(make_stage(spec.post_inputs, spec.post_ops, spec.reduced, "p", shared, next_binding));
   for (std::size_t j = 0; j < spec.vector_stages.size(); ++j)
-    make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops, spec.vector_stages[j].shape,
-               vector_stage_prefix(j), shared, next_binding);
+    stages.push_back(make_stage(spec.vector_stages[j].post_inputs, spec.vector_stages[j].post_ops,
+                                spec.vector_stages[j].shape, vector_stage_prefix(j), shared, next_binding));
+  return stages;
+}
+
+}  // namespace
+
+uint32_t count_bindings(const KernelSpec& spec) {
+  int next_binding = 0;
+  (void)binding_stages(spec, next_binding);
   return static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(spec.outputs.size()) +
          (spec.split_counters > 0 ? 2u : 0u);
+}
+
+std::vector<uint32_t> image_bindings(const KernelSpec& spec) {
+  int next_binding = 0;
+  std::vector<uint32_t> images;
+  for (const Stage& stage : binding_stages(spec, next_binding))
+    for (std::size_t k = 0; k < stage.inputs.size(); ++k)
+      if (stage.inputs[k].image && stage.binding[k] >= 0 &&
+          std::find(images.begin(), images.end(), static_cast<uint32_t>(stage.binding[k])) == images.end())
+        images.push_back(static_cast<uint32_t>(stage.binding[k]));
+  std::sort(images.begin(), images.end());
+  return images;
 }
 
 std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {

@@ -66,7 +66,9 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   std::set<std::pair<int, bool>> declared;
   for (std::size_t k = 0; k < spec.inputs.size(); ++k)
     for (int b = pre.binding[k]; b < pre.binding[k] + static_cast<int>(spec.inputs[k].bindings()); ++b)
-      if (declared.insert({b, false}).second)
+      if (spec.inputs[k].image) {
+        if (declared.insert({b, false}).second) out << image_declaration(b, spec.inputs[k]);
+      } else if (declared.insert({b, false}).second)
         out << "layout(std430, set = 0, binding = " << b << ") restrict readonly buffer VkfBuf" << b << " { "
             << glsl_storage_type(spec.inputs[k].dtype) << " d[]; } vkf_b" << b << ";\n";
   for (const LoadStages& load : loads) {
@@ -155,6 +157,10 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
       out << "  " << type << " r;\n  " << join_call(name, args) << "\n  return r;\n}\n";
       out << "#define VKF_IN" << k << "(i) vkf_load" << k << "(i)\n";
       if (x4 && !chain.element) out << load_x4(k, load, name);
+      continue;
+    }
+    if (input.image) {  // sampled: no vector or raw views
+      out << "#define VKF_IN" << k << "(i) " << pre.image_load(k, "(i)") << "\n";
       continue;
     }
     const int first = pre.binding[k];

@@ -12,7 +12,21 @@
 
 namespace vkfuse {
 
-// A tensor the group reads. Bound as a storage buffer unless it is a baked scalar literal.
+// A tensor sampled from an image instead of read from a buffer: a graph input the application feeds
+// as a VkImage, its pre-processing done in the loads. Element i of the tensor as stored ([1, C, H, W],
+// or [1, H, W, C] with nhwc) is, for pixel (x, y) and channel c: the image sampled bilinearly at
+// uv = ((x, y) + 0.5) * uv_scale + uv_offset (normalized coordinates), its component component[c],
+// times mul[c] plus add[c]; `pad` where uv falls outside the image (a letterbox's border).
+struct KernelImage {
+  std::int64_t channels = 3, height = 1, width = 1;
+  bool nhwc = false;
+  std::array<float, 2> uv_scale{1.0f, 1.0f}, uv_offset{0.0f, 0.0f};
+  std::array<int, 4> component{0, 1, 2, 3};
+  std::array<float, 4> mul{1.0f, 1.0f, 1.0f, 1.0f}, add{0.0f, 0.0f, 0.0f, 0.0f};
+  float pad = 0.0f;
+};
+
+// A tensor the group reads. Bound as a storage buffer unless it is a baked scalar literal (or an image).
 struct KernelInput {
   DType dtype = DType::kF32;
   Shape shape;            // broadcasts (numpy rules) to the group's domain
@@ -29,8 +43,10 @@ struct KernelInput {
   // Kernel roots only (pre-fusion): the argument is computed in the loads by KernelSpec::loads[load]
   // instead of being read from a binding of its own (-1).
   int load = -1;
+  // Sampled from an image bound at its binding (a combined image sampler) instead of a storage buffer.
+  std::optional<KernelImage> image;
 
-  std::uint32_t bindings() const;  // storage buffers this input binds (0 for a literal)
+  std::uint32_t bindings() const;  // storage buffers (or the image) this input binds (0 for a literal)
 };
 
 // An operand: a group input, the result of an earlier op, or (after a reduction) a reduced value.
@@ -216,5 +232,7 @@ struct KernelSpec {
 // inputs (a vector root: of each stage's post inputs, stage by stage; all in order of first use), then
 // the outputs, then (split K across workgroups) the split counters and partial sums.
 uint32_t count_bindings(const KernelSpec& spec);
+// The bindings of count_bindings that are combined image samplers (KernelInput::image), ascending.
+std::vector<uint32_t> image_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

@@ -1,6 +1,7 @@
 #include "codegen/kernel_stage.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace vkfuse {
 namespace {
@@ -15,7 +16,46 @@ bool is_contiguous(const KernelInput& input) {
   return true;
 }
 
+std::string float_literal(float v) {
+  std::ostringstream out;
+  out.precision(9);
+  out << std::showpoint << v;
+  return out.str();
+}
+
 }  // namespace
+
+std::string image_declaration(int binding, const KernelInput& input) {
+  const KernelImage& m = *input.image;
+  const std::string b = std::to_string(binding);
+  const std::string w = std::to_string(m.width) + "u", h = std::to_string(m.height) + "u",
+                    c = std::to_string(m.channels) + "u";
+  std::ostringstream out;
+  out << "layout(set = 0, binding = " << b << ") uniform sampler2D vkf_img" << b << ";\n"
+      << "// Element i of the input sampled from its image: pixel, channel, normalization.\n"
+      << glsl_register_type(input.dtype) << " vkf_img" << b << "_at(uint i) {\n";
+  if (m.nhwc)
+    out << "  const uint c = i % " << c << ", x = (i / " << c << ") % " << w << ", y = (i / (" << c << " * " << w
+        << ")) % " << h << ";\n";
+  else
+    out << "  const uint x = i % " << w << ", y = (i / " << w << ") % " << h << ", c = (i / (" << w << " * " << h
+        << ")) % " << c << ";\n";
+  out << "  const vec2 uv = (vec2(float(x), float(y)) + 0.5) * vec2(" << float_literal(m.uv_scale[0]) << ", "
+      << float_literal(m.uv_scale[1]) << ") + vec2(" << float_literal(m.uv_offset[0]) << ", "
+      << float_literal(m.uv_offset[1]) << ");\n"
+      << "  float v = " << float_literal(m.pad) << ";\n"
+      << "  if (all(greaterThanEqual(uv, vec2(0.0))) && all(lessThanEqual(uv, vec2(1.0)))) {\n"
+      << "    const vec4 t = textureLod(vkf_img" << b << ", uv, 0.0);\n"
+      << "    const vec4 mul = vec4(" << float_literal(m.mul[0]) << ", " << float_literal(m.mul[1]) << ", "
+      << float_literal(m.mul[2]) << ", " << float_literal(m.mul[3]) << ");\n"
+      << "    const vec4 add = vec4(" << float_literal(m.add[0]) << ", " << float_literal(m.add[1]) << ", "
+      << float_literal(m.add[2]) << ", " << float_literal(m.add[3]) << ");\n"
+      << "    const uvec4 component = uvec4(" << m.component[0] << "u, " << m.component[1] << "u, " << m.component[2]
+      << "u, " << m.component[3] << "u);\n"
+      << "    v = t[component[c]] * mul[c] + add[c];\n  }\n"
+      << "  return " << glsl_register_type(input.dtype) << "(v);\n}\n";
+  return out.str();
+}
 
 InputAccess classify(const KernelInput& input, std::int64_t domain_numel) {
   if (input.is_literal) return InputAccess::kLiteral;
@@ -36,6 +76,7 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
 }
 
 LaneAccess Stage::lane_access(std::size_t k) const {
+  if (inputs[k].image) return access[k] == InputAccess::kScalar ? LaneAccess::kShared : LaneAccess::kEach;
   switch (access[k]) {
     case InputAccess::kLiteral: return LaneAccess::kNone;
     case InputAccess::kScalar: return LaneAccess::kShared;

@@ -30,6 +30,10 @@ enum class InputAccess { kLiteral, kScalar, kFull, kBroadcast };
 // view (the input steps with the domain over such runs, from a multiple of kStageVec), or lane by lane.
 enum class LaneAccess { kNone, kShared, kVector, kEach };
 
+// The combined image sampler at `binding` and vkf_img<binding>_at(i), element i of `input` sampled from
+// it (KernelInput::image: coordinates, channel, normalization).
+std::string image_declaration(int binding, const KernelInput& input);
+
 // How a stage reads an input over a domain of `domain_numel` elements.
 InputAccess classify(const KernelInput& input, std::int64_t domain_numel);
 
@@ -69,7 +73,12 @@ struct Stage {
         index = broadcast_index_glsl(broadcast_map(shape, inputs[k].shape, inputs[k].strides), linear, inputs[k].offset);
         break;
     }
+    if (inputs[k].image) return image_load(k, index);
     return glsl_load(inputs[k].dtype, buffer(k) + ".d[" + index + "]");
+  }
+  // Input k sampled from its image at element `index` of the tensor (KernelInput::image).
+  std::string image_load(std::size_t k, const std::string& index) const {
+    return "vkf_img" + std::to_string(binding[k]) + "_at(" + index + ")";
   }
 
   // How the kStageVec lanes from a multiple of kStageVec read input k on the vector paths.
@@ -82,6 +91,10 @@ struct Stage {
   void declare(std::ostringstream& out, std::set<std::pair<int, bool>>& declared) const {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (binding[k] < 0) continue;
+      if (inputs[k].image) {
+        if (declared.insert({binding[k], false}).second) out << image_declaration(binding[k], inputs[k]);
+        continue;
+      }
       const DType dtype = inputs[k].dtype;
       // restrict: inputs are never written by the group, so loads may be batched ahead of stores.
       if (declared.insert({binding[k], false}).second)

@@ -64,13 +64,14 @@ Status CompiledModel::compile_kernels() {
     const FusionGroup& group = plan.groups[k];
     auto start = Clock::now();
     VKFUSE_ASSIGN_OR_RETURN(GroupKernel kernel, make_group_kernel(ir(), group, context->plan));
+    VKFUSE_TRY(apply_images(kernel.spec, group.label));
     VKFUSE_ASSIGN_OR_RETURN(std::string source, build_kernel(kernel.spec));
     step_ms[k][0] = ms_since(start);
     start = Clock::now();
     VKFUSE_ASSIGN_OR_RETURN(SpirvBlob spirv, context->cache->get_or_compile(source, group.label, context->device_identity));
     step_ms[k][1] = ms_since(start);
     start = Clock::now();
-    PipelineDesc desc{*spirv, count_bindings(kernel.spec), 0, group.label};
+    PipelineDesc desc{*spirv, count_bindings(kernel.spec), image_bindings(kernel.spec), 0, group.label};
     VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc, pipeline_cache));
     step_ms[k][2] = ms_since(start);
     if (log_enabled(LogLevel::kDebug)) {
@@ -201,6 +202,97 @@ Status CompiledModel::plan_memory() {
                            " bytes exceed one storage buffer binding");
       split.places[k].partial_offset = slot_offset[slot_of[k]];
     }
+  return {};
+}
+
+Status CompiledModel::set_image_inputs(const std::map<std::string, ImageInput>& inputs) {
+  if (inputs.empty()) return {};
+  const GraphIR& g = ir();
+  for (const auto& [name, in] : inputs) {
+    const auto v = std::find_if(g.inputs.begin(), g.inputs.end(), [&](ValueId u) { return g.value(u).name == name; });
+    const std::string what = "image input '" + name + "'";
+    if (v == g.inputs.end()) return make_error(ErrorCode::kInvalidArgument, what + ": the graph has no input of that name");
+    const Value& value = g.value(*v);
+    const Shape& s = value.shape;
+    const bool float_type = value.dtype == DType::kF32 || value.dtype == DType::kF16;
+    if (!float_type || s.size() != 4 || s[0] != 1)
+      return make_error(ErrorCode::kInvalidArgument, what + " is " + dtype_name(value.dtype) + shape_to_string(s) +
+                                                         "; an image input is a float [1, C, H, W] (or [1, H, W, C] with nhwc)");
+    KernelImage image;
+    image.nhwc = in.nhwc;
+    image.channels = in.nhwc ? s[3] : s[1];
+    image.height = in.nhwc ? s[1] : s[2];
+    image.width = in.nhwc ? s[2] : s[3];
+    if (image.channels > 4) return make_error(ErrorCode::kInvalidArgument, what + " has " + std::to_string(image.channels) + " channels; an image has at most 4");
+    if (in.width == 0 || in.height == 0) return make_error(ErrorCode::kInvalidArgument, what + ": the image's width and height must be given");
+    const double w = static_cast<double>(image.width), h = static_cast<double>(image.height);
+    const double iw = in.width, ih = in.height;
+    double sx = 1.0 / w, sy = 1.0 / h, ox = 0.0, oy = 0.0;  // uv = (xy + 0.5) * s + o
+    if (in.fit == ImageInput::Fit::kCenterCrop) {
+      const double cw = std::min(iw, ih * w / h), ch = std::min(ih, iw * h / w);
+      sx = cw / (w * iw), sy = ch / (h * ih), ox = (iw - cw) / 2.0 / iw, oy = (ih - ch) / 2.0 / ih;
+    } else if (in.fit == ImageInput::Fit::kLetterbox) {
+      const double f = std::min(w / iw, h / ih);  // image pixels to input pixels
+      const double px = (w - iw * f) / 2.0, py = (h - ih * f) / 2.0;
+      sx = 1.0 / (iw * f), sy = 1.0 / (ih * f), ox = -px / (iw * f), oy = -py / (ih * f);
+    }
+    image.uv_scale = {static_cast<float>(sx), static_cast<float>(sy)};
+    image.uv_offset = {static_cast<float>(ox), static_cast<float>(oy)};
+    for (int c = 0; c < 4; ++c) {
+      if (in.channels[c] < 0 || in.channels[c] > 3)
+        return make_error(ErrorCode::kInvalidArgument, what + ": channels[" + std::to_string(c) + "] must be 0..3");
+      if (in.std[c] == 0.0f) return make_error(ErrorCode::kInvalidArgument, what + ": std[" + std::to_string(c) + "] is 0");
+      image.component[c] = in.channels[c];
+      image.mul[c] = in.scale / in.std[c];
+      image.add[c] = -in.mean[c] / in.std[c];
+    }
+    image.pad = in.pad;
+    images[*v] = image;
+  }
+  // Bilinear, clamped at the edges, normalized coordinates: what the loads' uv expect.
+  VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+  info.magFilter = info.minFilter = VK_FILTER_LINEAR;
+  info.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+  info.addressModeU = info.addressModeV = info.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+  info.maxLod = 0.0f;
+  VkSampler handle = VK_NULL_HANDLE;
+  VKFUSE_CHECK_VK(vkCreateSampler(ctx().device, &info, nullptr, &handle));
+  const VkDevice device = ctx().device;
+  sampler = UniqueHandle<VkSampler>(handle, [device](VkSampler h) { vkDestroySampler(device, h, nullptr); });
+  return {};
+}
+
+Status CompiledModel::apply_images(KernelSpec& spec, const std::string& label) const {
+  if (images.empty()) return {};
+  auto sampled = [&](const KernelInput& input) {
+    return !input.is_literal && input.load < 0 && input.buffer >= 0 && images.count(static_cast<ValueId>(input.buffer)) > 0;
+  };
+  auto mark = [&](std::vector<KernelInput>& inputs) -> Status {
+    for (KernelInput& input : inputs) {
+      if (!sampled(input)) continue;
+      if (input.chunk_elements > 0)
+        return group_error(ErrorCode::kUnsupported, label, "an image input larger than one binding");
+      input.image = images.at(static_cast<ValueId>(input.buffer));
+    }
+    return {};
+  };
+  auto refuse = [&](const std::vector<KernelInput>& inputs, const char* where) -> Status {
+    for (const KernelInput& input : inputs)
+      if (sampled(input))
+        return group_error(ErrorCode::kUnsupported, label, std::string("reads image input '") +
+                           ir().value(static_cast<ValueId>(input.buffer)).name + "' " + where +
+                           ", which cannot sample images yet");
+    return {};
+  };
+  if (spec.is_vector()) VKFUSE_TRY(refuse(spec.inputs, "in a vector chain"));
+  VKFUSE_TRY(mark(spec.inputs));
+  for (KernelLoad& load : spec.loads) {
+    if (load.element) VKFUSE_TRY(refuse(load.element->inputs, "through a producer's element template"));
+    VKFUSE_TRY(mark(load.inputs));
+  }
+  if (spec.row_chain) VKFUSE_TRY(mark(spec.row_chain->inputs));
+  VKFUSE_TRY(mark(spec.post_inputs));
+  for (const auto& stage : spec.vector_stages) VKFUSE_TRY(refuse(stage.post_inputs, "in a vector chain"));
   return {};
 }
 

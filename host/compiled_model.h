@@ -56,6 +56,9 @@ struct CompiledModel {
   std::vector<Buffer> constant_blocks;  // the constants kernels bind, packed (pack_constants)
   std::map<ValueId, Placement> constant_places;
   std::vector<ComputePipeline> pipelines;
+  // Image inputs (SessionOptions::image_inputs): how each is sampled, and the one sampler they use.
+  std::map<ValueId, KernelImage> images;
+  UniqueHandle<VkSampler> sampler;
 
   // Fused sessions run the graph with its LayerNorms folded into the products that read them
   // (host/passes/fold_layer_norm.h), where there are any; unfused ones the graph as it was built.
@@ -73,6 +76,11 @@ struct CompiledModel {
   Status plan_memory();
 
   std::uint64_t constant_bytes() const;
+
+  // SessionOptions::image_inputs -> images and the sampler; kInvalidArgument names a bad input.
+  Status set_image_inputs(const std::map<std::string, ImageInput>& inputs);
+  // Marks the kernel's reads of image inputs as samples of them; a path that cannot sample fails.
+  Status apply_images(KernelSpec& spec, const std::string& label) const;
 };
 
 // Host-written upload buffers and the device buffers they fill (from offset 0, the staging's size).

@@ -16,6 +16,7 @@ const char* residence_name(Residence r) {
     case Residence::kHost: return "host-resident";
     case Residence::kDevice: return "device-resident (device_tensor)";
     case Residence::kBound: return "bound to an application buffer";
+    case Residence::kImage: return "an image input (bind_image)";
   }
   return "?";
 }
@@ -46,7 +47,10 @@ Result<std::unique_ptr<Execution::Impl>> Execution::Impl::create(std::shared_ptr
   impl->model = std::move(model);
   const CompiledModel& m = *impl->model;
   const GraphIR& g = m.ir();
-  for (ValueId v : g.inputs) impl->io.push_back({v, g.value(v).name, true});
+  for (ValueId v : g.inputs) {
+    impl->io.push_back({v, g.value(v).name, true});
+    if (m.images.count(v)) impl->io.back().residence = Residence::kImage;
+  }
   for (ValueId v : g.outputs) {
     const bool seen = std::any_of(impl->io.begin(), impl->io.end(), [v](const Io& t) { return t.value == v; });
     if (!seen) impl->io.push_back({v, g.value(v).name, false});
@@ -98,6 +102,10 @@ Status Execution::Impl::prepare() {
   if (!dirty) return {};
   for (Io& t : io) {
     const Value& value = ir().value(t.value);
+    if (t.residence == Residence::kImage) {
+      if (!t.image) return make_error(ErrorCode::kInvalidArgument, "image input '" + t.name + "' has no image: bind_image() it first");
+      continue;
+    }
     if (t.residence == Residence::kBound) {
       t.own.reset();
     } else if (!t.own) {
@@ -128,6 +136,7 @@ Placement Execution::Impl::placement(ValueId v) const {
   for (const Io& t : io)
     if (t.value == v) {
       if (t.residence == Residence::kBound) return {t.bound.buffer, t.bound.offset, value.bytes()};
+      if (t.residence == Residence::kImage) return {VK_NULL_HANDLE, 0, value.bytes()};
       return {t.own->handle(), 0, value.bytes()};
     }
   if (auto it = model->constant_places.find(v); it != model->constant_places.end()) return it->second;
@@ -136,11 +145,14 @@ Placement Execution::Impl::placement(ValueId v) const {
 
 Status Execution::Impl::build_schedule() {
   const CompiledModel& m = *model;
-  std::uint32_t total_bindings = 0;
-  for (const GroupKernel& k : m.kernels) total_bindings += count_bindings(k.spec);
+  std::uint32_t total_bindings = 0, total_images = 0;
+  for (const GroupKernel& k : m.kernels) {
+    total_bindings += count_bindings(k.spec);
+    total_images += static_cast<std::uint32_t>(image_bindings(k.spec).size());
+  }
   descriptors.reset();  // its sets are referenced by no pending work: callers checked
   VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(m.kernels.size()),
-                                                                       std::max<std::uint32_t>(total_bindings, 1)));
+                                                                       std::max<std::uint32_t>(total_bindings, 1), total_images));
   descriptors.emplace(std::move(pool));
   schedule = {};
   for (std::size_t k = 0; k < m.kernels.size(); ++k) {
@@ -149,6 +161,19 @@ Status Execution::Impl::build_schedule() {
     std::vector<BufferRange> ranges;
     ScheduledDispatch dispatch;
     for (std::size_t b = 0; b < kernel.bound_values.size(); ++b) {
+      if (m.pipelines[k].is_image_binding(static_cast<std::uint32_t>(b))) {
+        const Io* t = nullptr;
+        for (const Io& x : io)
+          if (x.value == kernel.bound_values[b]) t = &x;
+        if (t == nullptr || !t->image) return make_error(ErrorCode::kInternal, "an image binding of no bound image input");
+        BufferRange image;
+        image.view = t->image->view;
+        image.sampler = m.sampler.get();
+        image.layout = t->image->layout == VK_IMAGE_LAYOUT_GENERAL ? VK_IMAGE_LAYOUT_GENERAL
+                                                                   : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        ranges.push_back(image);
+        continue;
+      }
       Placement p = placement(kernel.bound_values[b]);
       if (auto chunk = kernel.chunks.find(b); chunk != kernel.chunks.end()) {
         p.offset += chunk->second.offset;
@@ -210,6 +235,8 @@ Status Execution::Impl::record_own() {
 Status Execution::Impl::bind(std::string_view name, const DeviceTensor& tensor) {
   VKFUSE_TRY(check_idle("Execution::bind"));
   VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::bind"));
+  if (t->residence == Residence::kImage)
+    return make_error(ErrorCode::kInvalidArgument, "Execution::bind: '" + t->name + "' is an image input: bind_image() it");
   const Value& value = ir().value(t->value);
   const std::string what = "Execution::bind: " + std::string(t->input ? "input '" : "output '") + t->name + "' " +
                            dtype_name(value.dtype) + shape_to_string(value.shape);
@@ -239,9 +266,39 @@ Status Execution::Impl::bind(std::string_view name, const DeviceTensor& tensor) 
   return {};
 }
 
+Status Execution::Impl::bind_image(std::string_view name, const ImageBinding& image) {
+  VKFUSE_TRY(check_idle("Execution::bind_image"));
+  VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::bind_image"));
+  if (t->residence != Residence::kImage)
+    return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "' is not an image input "
+                                                   "(name it in SessionOptions::image_inputs)");
+  if (image.image == VK_NULL_HANDLE || image.view == VK_NULL_HANDLE)
+    return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "': the image and its view must be valid handles");
+  t->image = image;
+  dirty = true;
+  return {};
+}
+
+void Execution::Impl::transition_images(const RecordSync& sync, bool before) {
+  constexpr VkImageLayout kRead = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  for (const Io& t : io) {
+    if (t.residence != Residence::kImage || !t.image || t.image->layout == VK_IMAGE_LAYOUT_GENERAL) continue;
+    const VkImageLayout from = before ? t.image->layout : kRead, to = before ? kRead : t.image->final_layout;
+    if (from == to) continue;
+    if (before)
+      recorder->image_barrier(t.image->image, t.image->aspect, from, to, sync.before.stage | sync.after.stage,
+                              sync.before.access, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    else
+      recorder->image_barrier(t.image->image, t.image->aspect, from, to, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                              sync.after.stage, sync.after.access);
+  }
+}
+
 Result<DeviceTensor> Execution::Impl::device_tensor(std::string_view name) {
   VKFUSE_TRY(check_idle("Execution::device_tensor"));
   VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::device_tensor"));
+  if (t->residence == Residence::kImage)
+    return make_error(ErrorCode::kInvalidArgument, "Execution::device_tensor: '" + t->name + "' is an image input");
   if (t->residence != Residence::kDevice) {
     t->residence = Residence::kDevice;
     dirty = true;
@@ -310,9 +367,11 @@ Status Execution::Impl::record(VkCommandBuffer command_buffer, const RecordSync&
   recorder->barrier(sync.before.stage | sync.after.stage | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     sync.before.access | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  transition_images(sync, true);
   const RecordStats stats = record_dispatches(*recorder, schedule.dispatches, model->profile ? Timestamps::kAround : Timestamps::kNone);
   recorder->barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
                     sync.after.stage, sync.after.access);
+  transition_images(sync, false);
   VKFUSE_TRY(recorder->end());
   record_stats = stats;
   own_recorded = false;
@@ -324,6 +383,12 @@ Status Execution::Impl::record(VkCommandBuffer command_buffer, const RecordSync&
 
 Result<SubmitTicket> Execution::Impl::submit(const SubmitSync& sync) {
   VKFUSE_TRY(check_idle("Execution::submit"));
+  for (const Io& t : io)
+    if (t.image && (t.image->layout != t.image->final_layout ||
+                    (t.image->layout != VK_IMAGE_LAYOUT_GENERAL && t.image->layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)))
+      return make_error(ErrorCode::kInvalidArgument, "Execution::submit: image input '" + t.name + "' must be in "
+                                                     "SHADER_READ_ONLY_OPTIMAL or GENERAL, and stay there (layout "
+                                                     "transitions are record()'s)");
   VKFUSE_TRY(prepare());
   std::uint64_t staged = 0;
   for (const Io& t : io) {
@@ -446,6 +511,7 @@ std::vector<std::string> Execution::output_names() const {
   return names;
 }
 Status Execution::bind(std::string_view name, const DeviceTensor& tensor) { return impl_->bind(name, tensor); }
+Status Execution::bind_image(std::string_view name, const ImageBinding& image) { return impl_->bind_image(name, image); }
 Result<DeviceTensor> Execution::device_tensor(std::string_view name) { return impl_->device_tensor(name); }
 Status Execution::upload(std::string_view name, const HostTensor& tensor) { return impl_->upload(name, tensor); }
 Result<HostTensor> Execution::download(std::string_view name) { return impl_->download(name); }

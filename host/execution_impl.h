@@ -18,7 +18,7 @@
 namespace vkfuse {
 
 struct Execution::Impl {
-  enum class Residence { kHost, kDevice, kBound };
+  enum class Residence { kHost, kDevice, kBound, kImage };
   // A graph input or output: where it lives now.
   struct Io {
     ValueId value = -1;
@@ -28,6 +28,7 @@ struct Execution::Impl {
     std::optional<Buffer> own;      // kHost, kDevice
     std::optional<Buffer> staging;  // kHost: upload (inputs) or download (outputs)
     DeviceTensor bound;             // kBound
+    std::optional<ImageBinding> image;  // kImage (an image input: always kImage), once bound
     bool uploaded = false;          // kHost inputs: upload() has given it data
   };
   enum class LastWork { kNone, kSubmit, kRecord };
@@ -67,6 +68,9 @@ struct Execution::Impl {
   Status finish_wait(std::uint64_t timeout_ns);
 
   Status bind(std::string_view name, const DeviceTensor& tensor);
+  Status bind_image(std::string_view name, const ImageBinding& image);
+  // Layout transitions of bound images around a record() (before: to SHADER_READ_ONLY_OPTIMAL).
+  void transition_images(const RecordSync& sync, bool before);
   Result<DeviceTensor> device_tensor(std::string_view name);
   Status upload(std::string_view name, const HostTensor& tensor);
   Result<HostTensor> download(std::string_view name);

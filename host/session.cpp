@@ -57,6 +57,7 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   (void)graph_to_plan(graph_ir(model->graph), mode, model->folded);
   VKFUSE_ASSIGN_OR_RETURN(model->plan, plan_fusion(model->ir(), model->context->plan, mode));
   stats.plan_ms = ms_since(phase);
+  VKFUSE_TRY(model->set_image_inputs(options.image_inputs));
   phase = Clock::now();
   // The constants' buffers and upload need no kernel: they run on a thread of their own beside the
   // parallel stage (which creates pipelines and never touches the queue or these buffers).
@@ -81,10 +82,11 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   VKFUSE_TRY(m.plan_memory());
   auto impl = std::make_unique<Impl>();
   VKFUSE_ASSIGN_OR_RETURN(impl->execution, Execution::Impl::create(model));
-  VKFUSE_TRY(impl->execution->prepare());
+  // With image inputs, the built-in execution has nothing to bind until bind_image.
+  if (m.images.empty()) VKFUSE_TRY(impl->execution->prepare());
   stats.memory_ms = constants_wait_ms + ms_since(phase);
   phase = Clock::now();
-  VKFUSE_TRY(impl->execution->record_own());
+  if (m.images.empty()) VKFUSE_TRY(impl->execution->record_own());
   stats.record_ms = ms_since(phase);
   stats.total_ms = ms_since(start);
   log_message(LogLevel::kInfo, "session: " + std::to_string(m.plan.op_count) + " ops in " +

@@ -82,6 +82,18 @@ struct DeviceTensor {
   VkBufferUsageFlags usage = 0;
 };
 
+// An image as an image input (SessionOptions::image_inputs): a view vkfuse samples (the view's
+// format decides how: UNORM and SRGB read 0..1, SRGB decoded to linear). The image needs
+// VK_IMAGE_USAGE_SAMPLED_BIT and must be `layout` when the work runs; record() moves it to
+// SHADER_READ_ONLY_OPTIMAL first where `layout` is another one, and to `final_layout` after.
+struct ImageBinding {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;  // a 2D view of mip level 0, layer 0
+  VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  VkImageLayout final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT;
+};
+
 // One side of a dependency: a pipeline stage and the memory accesses made there.
 struct Access {
   VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
@@ -162,6 +174,8 @@ class Execution {
 
   // Makes the input or output `name` read or write the application's buffer (see DeviceTensor).
   Status bind(std::string_view name, const DeviceTensor& tensor);
+  // Feeds the image input `name` (SessionOptions::image_inputs) from `image`.
+  Status bind_image(std::string_view name, const ImageBinding& image);
   // Makes `name` device-resident in vkfuse's own buffer and returns it (valid for the execution's life,
   // until bind() gives the name another buffer).
   Result<DeviceTensor> device_tensor(std::string_view name);

@@ -19,6 +19,7 @@
 // copy of the weights.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -183,9 +184,35 @@ class Context {
   std::shared_ptr<Impl> impl_;
 };
 
+// A graph input fed from an image (Execution::bind_image, <vkfuse/interop.hpp>) instead of a tensor:
+// its pre-processing runs in the loads of the kernels that read the input, with no dispatch of its own.
+// The input must be float, [1, C, H, W] (or [1, H, W, C] with nhwc), C at most 4. The image is sampled
+// bilinearly at the centre of each of the input's pixels mapped into it (any image size, any format
+// the device samples as floats: RGBA8/BGRA8 UNORM or SRGB, R8, RGBA16F), then
+// value = (sample[channel] * scale - mean[c]) / std[c].
+struct ImageInput {
+  std::uint32_t width = 0, height = 0;  // the image's size (the kernels are compiled for it)
+  enum class Fit {
+    kStretch,     // the whole image onto the input
+    kCenterCrop,  // the largest centred part with the input's aspect ratio
+    kLetterbox,   // the whole image, centred, aspect kept; the border reads `pad`
+  };
+  Fit fit = Fit::kStretch;
+  // Image component read by model channel c: {0, 1, 2, 3} reads RGBA as RGB; {2, 1, 0, 3} swaps red
+  // and blue (a BGR model, or a BGRA image viewed as RGBA).
+  std::array<int, 4> channels{0, 1, 2, 3};
+  float scale = 1.0f;  // UNORM samples are 0..1: scale 255 gives 0..255
+  std::array<float, 4> mean{0.0f, 0.0f, 0.0f, 0.0f}, std{1.0f, 1.0f, 1.0f, 1.0f};
+  float pad = 0.0f;    // the letterbox border's value, as the model sees it
+  bool nhwc = false;
+};
+
 struct SessionOptions {
   bool fusion = true;     // VKFUSE_DISABLE_FUSION=1 turns it off whatever this says
   bool profile = true;    // timestamps around every dispatch, when the device has them
+  // Graph inputs fed from images, by name. A kernel that reads one through a path that cannot sample
+  // (a vector chain's stage) fails Session::create naming the group.
+  std::map<std::string, ImageInput> image_inputs;
 };
 
 // One fused group as compiled: what it runs and how long it took on the last run.
