@@ -4,7 +4,8 @@
 // steady-state frame time when the CPU does not wait for each frame). Wall-clock milliseconds per frame
 // (median over --frames after a warm-up), plus the GPU time of the dispatches alone. JSON lines.
 //
-//   vkfuse_bench_frame MODEL.onnx [--frames 300] [--precision fp32|fp16] [--batch 1]
+//   vkfuse_bench_frame MODEL.onnx [--frames 300] [--precision fp32|fp16] [--batch 1] [--image WxH]
+// With --image, a WxH RGBA8 frame instead (bench/frame_image.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "bench/bench_args.h"
 #include "bench/bench_timing.h"
+#include "bench/frame_image.h"
 
 namespace {
 
@@ -62,6 +64,12 @@ int main(int argc, char** argv) {
   if (!graph.ok()) return fail("load_onnx", graph.status());
   auto context = vkfuse::Context::create({});
   if (!context.ok()) return fail("Context::create", context.status());
+  if (const std::string image = vkfuse::bench::arg(argc, argv, "--image", ""); !image.empty()) {
+    const auto x = image.find('x');
+    return vkfuse::bench::run_image_frames(*context, *graph, path, precision,
+                                           static_cast<std::uint32_t>(std::stoul(image.substr(0, x))),
+                                           static_cast<std::uint32_t>(std::stoul(image.substr(x + 1))), frames);
+  }
   vkfuse::SessionOptions options;
   options.profile = false;  // no timestamp after every dispatch: groups overlap as in production
   auto session = vkfuse::Session::create(*context, *graph, options);

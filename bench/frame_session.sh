@@ -2,7 +2,8 @@
 # The per-frame benchmark on the lent GPU machine, as one command:
 #   bash .device/run.sh bash bench/frame_session.sh
 # Exports the models with this machine's torch, then per model and precision: vkfuse_bench_frame (host
-# path, device path, two in flight, GPU time) and bench/torch_frame.py (host path, CUDA graph). JSON
+# path, device path, two in flight, GPU time) and bench/torch_frame.py (host path, CUDA graph), first on
+# the models' input tensors, then on a 1920x1080 RGBA8 frame ($IMAGE) resized and normalized on the GPU. JSON
 # lines to $OUT/frame.jsonl, the log to $OUT/frame.log. Measures only; asserts nothing.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,5 +29,13 @@ for precision in fp32 fp16; do
   log "torch $precision"
   timeout 200 python3 "$root/bench/torch_frame.py" --models-dir "$work/models" --models "$models" \
     --frames "$frames" --precision "$precision" >>"$out/frame.jsonl" 2>>"$out/frame.log"
+  for m in ${models//,/ }; do
+    log "vkfuse $m $precision, ${IMAGE:-1920x1080} frame"
+    timeout 120 vkfuse_bench_frame "$work/models/$m/model.onnx" --frames "$frames" --precision "$precision" \
+      --image "${IMAGE:-1920x1080}" >>"$out/frame.jsonl" 2>>"$out/frame.log"
+  done
+  log "torch $precision, ${IMAGE:-1920x1080} frame"
+  timeout 200 python3 "$root/bench/torch_frame.py" --models-dir "$work/models" --models "$models" \
+    --frames "$frames" --precision "$precision" --image "${IMAGE:-1920x1080}" >>"$out/frame.jsonl" 2>>"$out/frame.log"
 done
 log done

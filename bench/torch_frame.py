@@ -6,6 +6,11 @@ that stays on the GPU, then a synchronize. Median wall milliseconds per frame af
 with TF32 off (fp16: the model in half). One JSON line per model.
 
     python3 bench/torch_frame.py --models-dir DIR --models mobilenet_v3_small,resnet50 [--frames 300]
+        [--image 1920x1080]
+
+With --image the frame is WxH RGBA8 bytes: the host path sends them to the GPU as they are, and both
+paths resize them there (bilinear, F.interpolate), normalize (ImageNet mean and std) and run the model.
+The device path's frame is already a CUDA tensor.
 """
 import argparse
 import json
@@ -37,6 +42,7 @@ def main():
     parser.add_argument("--models", required=True)
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
+    parser.add_argument("--image", default="")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -45,13 +51,27 @@ def main():
     for name in args.models.split(","):
         model = torch_models.build_model(name).eval().cuda().to(dtype)
         frame = np.load(os.path.join(args.models_dir, name, "input.npy")).astype(np.float32)
+        prepare = lambda x: x.to(dtype)  # noqa: E731
+        if args.image:
+            w, h = (int(v) for v in args.image.split("x"))
+            size = frame.shape[2:]
+            ys, xs = np.mgrid[0:h, 0:w]
+            frame = np.stack([(xs * 3 + ys * 5 + c * 70) & 255 for c in range(4)], axis=-1).astype(np.uint8)
+            mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1)
+            std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1)
+
+            def prepare(x):
+                x = x[..., :3].permute(2, 0, 1).unsqueeze(0).float() / 255.0
+                x = torch.nn.functional.interpolate(x, size=size, mode="bilinear", align_corners=False)
+                return ((x - mean) / std).to(dtype)
         with torch.inference_mode():
             def host():
-                x = torch.from_numpy(frame).cuda().to(dtype)
+                x = prepare(torch.from_numpy(frame).cuda())
                 return model(x).float().cpu().numpy()
             host_ms = median_ms(host, args.frames)
 
-            static_in = torch.from_numpy(frame).cuda().to(dtype)
+            raw_in = torch.from_numpy(frame).cuda()
+            static_in = prepare(raw_in)
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
@@ -60,7 +80,7 @@ def main():
             torch.cuda.current_stream().wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                static_out = model(static_in)
+                static_out = model(prepare(raw_in))
 
             def device():
                 graph.replay()
@@ -68,6 +88,7 @@ def main():
             device_ms = median_ms(device, args.frames)
             del static_out
         print(json.dumps({"model": name, "precision": args.precision, "frames": args.frames,
+                          "frame": (args.image + " rgba8") if args.image else "input tensor",
                           "torch_host_ms": round(host_ms, 4), "torch_cuda_graph_ms": round(device_ms, 4),
                           "torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
 

@@ -68,6 +68,11 @@ CacheStats Context::cache_stats() const {
 std::uint32_t Context::validation_errors() const {
   return impl_->owned ? impl_->owned->instance().validation_errors() : 0;
 }
+VulkanHandles vulkan_handles(const Context& context) {
+  const DeviceContext& ctx = context.impl()->ctx();
+  return {ctx.instance, ctx.physical, ctx.device, ctx.queue_family, ctx.queue, ctx.queue_lock};
+}
+
 bool Context::borrowed() const { return impl_->borrowed.has_value(); }
 std::uint64_t Context::device_memory_bytes() const { return impl_->ctx().memory->bytes.load(); }
 

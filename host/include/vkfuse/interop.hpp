@@ -134,6 +134,20 @@ struct SubmitTicket {
   uint64_t value = 0;
 };
 
+// The Vulkan objects a context runs on: its own (Context::create) or the application's (wrap). For an
+// application that lets vkfuse pick the device and then allocates, records and submits beside it.
+// Valid while the context lives; never destroy the ones vkfuse created. Submit to `queue` only with
+// `queue_lock` held (vkfuse takes it around its own submits).
+struct VulkanHandles {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family_index = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  QueueLock queue_lock;
+};
+VulkanHandles vulkan_handles(const Context& context);
+
 // Device memory one Execution holds, by part, in allocated bytes (Session::weight_bytes is the shared
 // part; Context::device_memory_bytes counts the same allocations).
 struct ExecutionMemory {
