@@ -98,6 +98,10 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
 }
 
 Result<std::map<std::string, HostTensor>> Session::run(const std::map<std::string, HostTensor>& inputs) {
+  if (!impl_->model->images.empty())
+    return make_error(ErrorCode::kInvalidArgument, "Session::run: this session has image inputs "
+                                                   "(SessionOptions::image_inputs); run it through an Execution: "
+                                                   "create_execution(), bind_image(), then record() or submit()");
   VKFUSE_ASSIGN_OR_RETURN(auto outputs, impl_->execution->run(inputs));
   for (std::size_t k = 0; k < impl_->infos.size(); ++k) impl_->infos[k].gpu_ms = impl_->execution->group_ms[k];
   return outputs;

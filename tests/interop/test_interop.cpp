@@ -545,6 +545,7 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
       auto s = Session::create(context, graph_used, options);
       REQUIRE_MESSAGE(s.ok(), s.status().to_string());
       CHECK(s->dispatch_count() == reference.dispatch_count());  // the pre-processing adds no dispatch
+      CHECK(s->run({}).status().message().find("run it through an Execution") != std::string::npos);
       const HostTensor want = host_output(reference, preprocess_on_cpu(pixels, kWidth, kHeight, shape, c.input));
       auto frame = s->create_execution();
       REQUIRE(frame.ok());

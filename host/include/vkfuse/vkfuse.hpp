@@ -254,7 +254,8 @@ class Session {
   Session& operator=(Session&&) noexcept;
 
   // Uploads the named inputs, submits the recorded command buffer, waits, downloads every output.
-  // Each graph input must be given with its exact shape and dtype.
+  // Each graph input must be given with its exact shape and dtype. A session with image inputs runs
+  // through executions only (kInvalidArgument here).
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
   // Another execution of this compiled model (<vkfuse/interop.hpp>): its own intermediates, bindings,
