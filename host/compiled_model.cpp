@@ -248,6 +248,7 @@ Status CompiledModel::set_image_inputs(const std::map<std::string, ImageInput>& 
     }
     image.pad = in.pad;
     images[*v] = image;
+    image_inputs[*v] = in;
   }
   // Bilinear, clamped at the edges, normalized coordinates: what the loads' uv expect.
   VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};

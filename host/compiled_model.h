@@ -58,6 +58,7 @@ struct CompiledModel {
   std::vector<ComputePipeline> pipelines;
   // Image inputs (SessionOptions::image_inputs): how each is sampled, and the one sampler they use.
   std::map<ValueId, KernelImage> images;
+  std::map<ValueId, ImageInput> image_inputs;  // as the session was given them
   UniqueHandle<VkSampler> sampler;
 
   // Fused sessions run the graph with its LayerNorms folded into the products that read them

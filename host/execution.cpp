@@ -21,6 +21,11 @@ const char* residence_name(Residence r) {
   return "?";
 }
 
+// The layout the kernels sample an image in: GENERAL stays GENERAL, anything else is moved.
+VkImageLayout sampled_layout(const ImageBinding& image) {
+  return image.layout == VK_IMAGE_LAYOUT_GENERAL ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+}
+
 // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may
 // start at 0, or a copy's places) the runs its placement puts it in, so that the groups storing the
 // other parts need no barrier between them. Past kMaxRuns runs, the span from the first to the last.
@@ -169,8 +174,7 @@ Status Execution::Impl::build_schedule() {
         BufferRange image;
         image.view = t->image->view;
         image.sampler = m.sampler.get();
-        image.layout = t->image->layout == VK_IMAGE_LAYOUT_GENERAL ? VK_IMAGE_LAYOUT_GENERAL
-                                                                   : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        image.layout = sampled_layout(*t->image);
         ranges.push_back(image);
         continue;
       }
@@ -272,25 +276,45 @@ Status Execution::Impl::bind_image(std::string_view name, const ImageBinding& im
   if (t->residence != Residence::kImage)
     return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "' is not an image input "
                                                    "(name it in SessionOptions::image_inputs)");
+  const std::string what = "Execution::bind_image: '" + t->name + "': ";
   if (image.image == VK_NULL_HANDLE || image.view == VK_NULL_HANDLE)
-    return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "': the image and its view must be valid handles");
+    return make_error(ErrorCode::kInvalidArgument, what + "the image and its view must be valid handles");
+  for (VkImageLayout layout : {image.layout, image.final_layout})
+    if (layout == VK_IMAGE_LAYOUT_UNDEFINED || layout == VK_IMAGE_LAYOUT_PREINITIALIZED)
+      return make_error(ErrorCode::kInvalidArgument, what + "UNDEFINED and PREINITIALIZED are not layouts an image "
+                                                            "to sample is in, or may be left in");
+  if (image.extent.width != 0 || image.extent.height != 0) {
+    const ImageInput& declared = model->image_inputs.at(t->value);
+    if (image.extent.width != declared.width || image.extent.height != declared.height)
+      return make_error(ErrorCode::kInvalidArgument, what + "the image is " + std::to_string(image.extent.width) + "x" +
+                                                         std::to_string(image.extent.height) + "; the session was compiled for " +
+                                                         std::to_string(declared.width) + "x" + std::to_string(declared.height));
+  }
+  if (image.format != VK_FORMAT_UNDEFINED) {
+    VkFormatProperties properties{};
+    vkGetPhysicalDeviceFormatProperties(ctx().physical, image.format, &properties);
+    if (!(properties.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT))
+      return make_error(ErrorCode::kInvalidArgument, what + "this device cannot filter format " +
+                                                         std::to_string(static_cast<int>(image.format)) +
+                                                         " linearly (VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT)");
+  }
   t->image = image;
   dirty = true;
   return {};
 }
 
 void Execution::Impl::transition_images(const RecordSync& sync, bool before) {
-  constexpr VkImageLayout kRead = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
   for (const Io& t : io) {
-    if (t.residence != Residence::kImage || !t.image || t.image->layout == VK_IMAGE_LAYOUT_GENERAL) continue;
-    const VkImageLayout from = before ? t.image->layout : kRead, to = before ? kRead : t.image->final_layout;
+    if (t.residence != Residence::kImage || !t.image) continue;
+    const VkImageLayout sampled = sampled_layout(*t.image);
+    const VkImageLayout from = before ? t.image->layout : sampled, to = before ? sampled : t.image->final_layout;
     if (from == to) continue;
     if (before)
       recorder->image_barrier(t.image->image, t.image->aspect, from, to, sync.before.stage | sync.after.stage,
                               sync.before.access, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    else
+    else  // whatever uses the image next (a decoder's write, a draw's read) waits for the transition
       recorder->image_barrier(t.image->image, t.image->aspect, from, to, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-                              sync.after.stage, sync.after.access);
+                              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
   }
 }
 
@@ -520,7 +544,10 @@ Status Execution::record(VkCommandBuffer command_buffer, const RecordSync& sync)
 }
 Result<SubmitTicket> Execution::submit(const SubmitSync& sync) { return impl_->submit(sync); }
 Status Execution::wait(std::uint64_t timeout_ns) { return impl_->finish_wait(timeout_ns); }
-bool Execution::in_flight() const { return impl_->recorder->in_flight(); }
+bool Execution::in_flight() {
+  const Result<bool> running = impl_->recorder->poll();
+  return !running.ok() || *running;  // a lost device reports its error on the next call that can
+}
 Result<std::map<std::string, HostTensor>> Execution::run(const std::map<std::string, HostTensor>& inputs) {
   return impl_->run(inputs);
 }

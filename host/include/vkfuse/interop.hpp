@@ -32,8 +32,9 @@ namespace vkfuse {
 
 // Vulkan requires that one thread at a time submits to a VkQueue. When the application submits to the
 // queue it lends vkfuse from other threads too, it passes a lock that vkfuse takes around each of its
-// vkQueueSubmit calls (and nothing else); both functions are called on the submitting thread, lock
-// then unlock, never nested. Without one (both null) the application promises that no other thread
+// vkQueueSubmit calls (and nothing else): lock, submit, unlock on one thread, never nested. That thread
+// may be one of vkfuse's own (Session::create uploads the weights from a worker thread): a lock tied to
+// the caller's thread, or one the caller holds while calling vkfuse, deadlocks. Without one (both null) the application promises that no other thread
 // submits to that queue while a vkfuse call that submits runs (Execution::submit, Session::run, and
 // Session::create, which uploads the weights).
 struct QueueLock {
@@ -72,7 +73,8 @@ struct ExternalDevice {
 // A byte range of a VkBuffer, as a graph input or output. The buffer needs
 // VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (vkfuse's kernels read and write it as a storage buffer), an
 // offset that is a multiple of minStorageBufferOffsetAlignment (and of 16), and `size` of at least the
-// tensor's bytes (dtype size x elements, row-major, as HostTensor).
+// tensor's bytes (dtype size x elements, row-major, as HostTensor). vkfuse checks size against the
+// buffer's memory requirements, which may be a little larger than the buffer: `size` must be true.
 struct DeviceTensor {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
@@ -84,14 +86,20 @@ struct DeviceTensor {
 
 // An image as an image input (SessionOptions::image_inputs): a view vkfuse samples (the view's
 // format decides how: UNORM and SRGB read 0..1, SRGB decoded to linear). The image needs
-// VK_IMAGE_USAGE_SAMPLED_BIT and must be `layout` when the work runs; record() moves it to
-// SHADER_READ_ONLY_OPTIMAL first where `layout` is another one, and to `final_layout` after.
+// VK_IMAGE_USAGE_SAMPLED_BIT and is in `layout` when the work starts (its last writer is in
+// RecordSync::before); record() moves it to SHADER_READ_ONLY_OPTIMAL first where `layout` is another
+// one (GENERAL stays), and to `final_layout` after, ordered before any later use on the queue.
+// submit() does no transitions: `layout` and `final_layout` must then be the same, and one a shader
+// reads. `format` and `extent`, where given (not UNDEFINED / 0), are checked: linear filtering must be
+// supported for the format, and the extent must be the ImageInput's.
 struct ImageBinding {
   VkImage image = VK_NULL_HANDLE;
   VkImageView view = VK_NULL_HANDLE;  // a 2D view of mip level 0, layer 0
   VkImageLayout layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
   VkImageLayout final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
   VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT;
+  VkFormat format = VK_FORMAT_UNDEFINED;  // the view's format
+  VkExtent2D extent{0, 0};
 };
 
 // One side of a dependency: a pipeline stage and the memory accesses made there.
@@ -128,7 +136,8 @@ struct SubmitSync {
 
 // What Execution::submit returns to wait on later: on the host (Execution::wait), or on the GPU in the
 // application's own next submit (the timeline semaphore reaches `value` when the work is done; null
-// when the device has no timeline semaphores).
+// when the device has no timeline semaphores). The semaphore is the execution's: destroy the
+// execution only once no pending work of the application's waits on it.
 struct SubmitTicket {
   VkSemaphore timeline = VK_NULL_HANDLE;
   uint64_t value = 0;
@@ -200,10 +209,12 @@ class Execution {
   Result<HostTensor> download(std::string_view name);
 
   // Records the model into the application's command buffer (begun, outside a render pass, of the
-  // context's queue family) between `sync.before` and `sync.after`: one barrier each, nothing else
-  // outside vkfuse's own dispatches; no wait of any kind. Every input and output must be device or
-  // bound. The application submits the buffer; the execution must not be recorded or submitted again
-  // until that work is done.
+  // context's queue family) between `sync.before` and `sync.after`: one barrier each, bound images'
+  // layout transitions, vkfuse's dispatches and their barriers, and (profile on) a query-pool reset and
+  // two timestamps; no wait of any kind. It leaves vkfuse's compute pipeline and descriptor set bound:
+  // the application binds its own again. Every input and output must be device, bound or an image.
+  // The application submits the buffer; the execution must not be recorded or submitted again until
+  // that work is done. On failure the buffer may hold part of the recording: reset it.
   Status record(VkCommandBuffer command_buffer, const RecordSync& sync = {});
 
   // Submits the model on the context's queue without waiting: host inputs are copied in, host outputs
@@ -211,14 +222,16 @@ class Execution {
   Result<SubmitTicket> submit(const SubmitSync& sync = {});
   // Waits for this execution's submit() (at once if none); kNotReady on timeout, work still in flight.
   Status wait(std::uint64_t timeout_ns = UINT64_MAX);
-  bool in_flight() const;
+  // Whether this execution's submit() is still running (asks the fence).
+  bool in_flight();
 
   // The blocking path: upload every host-resident input from `inputs`, submit, wait, download every
   // host-resident output. Device and bound tensors must not be in `inputs`.
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
-  // GPU milliseconds of the last completed submit() or record() (timestamps around its dispatches);
-  // kNotReady until it has run, kUnsupported without timestamps.
+  // GPU milliseconds of the last submit() (kNotReady while it runs) or record() (timestamps around its
+  // dispatches; valid once the application has waited for that command buffer: before it has run, the
+  // queries may still hold the previous run's times). kUnsupported without timestamps.
   Result<double> last_gpu_ms();
   // Bytes the last submit() or run() moved through staging (0 when every tensor is device or bound,
   // and after record()).

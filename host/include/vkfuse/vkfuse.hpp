@@ -263,7 +263,7 @@ class Session {
   // the session alive, so it may outlive it.
   Result<Execution> create_execution() const;
 
-  // Benchmarking: replays the recorded dispatches `iterations` times in one submission (no transfers)
+  // Benchmarking (sessions without image inputs): replays the recorded dispatches `iterations` times in one submission (no transfers)
   // and returns the mean GPU milliseconds per iteration, timed from before the first dispatch to after
   // the last (no per-group timestamps in between, so groups overlap as in run()). Needs timestamp
   // support. Uses whatever the buffers hold (the last run's inputs).
