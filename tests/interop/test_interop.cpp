@@ -533,6 +533,9 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
     REQUIRE(graph16.ok());
     Session plain16 = session(context, *graph16);
     bool first = true;
+    // The image's layout from one case to the next: the second case leaves it TRANSFER_DST_OPTIMAL (as
+    // for a decoder's next upload), which the third's record() moves back.
+    VkImageLayout layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
     for (Case& c : cases) {
       INFO(c.name);
       const bool half = &c == &cases[3];
@@ -555,8 +558,19 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
       AppBuffer out = app.make_buffer(want.bytes.size(), usage, false);
       AppBuffer readback = app.make_buffer(want.bytes.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
       ImageBinding binding{img.image, img.view};
-      binding.layout = first ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+      binding.layout = layout;
+      binding.final_layout = &c == &cases[1] ? VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+      layout = binding.final_layout;
+      ImageBinding bad = binding;
+      bad.layout = VK_IMAGE_LAYOUT_UNDEFINED;
+      CHECK(frame->bind_image("input", bad).message().find("UNDEFINED and PREINITIALIZED") != std::string::npos);
+      bad = binding;
+      bad.extent = {kWidth + 1, kHeight};
+      CHECK(frame->bind_image("input", bad).message().find("compiled for 45x37") != std::string::npos);
+      binding.extent = {kWidth, kHeight};
+      binding.format = VK_FORMAT_R8G8B8A8_UNORM;
       OK(frame->bind_image("input", binding));
+      CHECK(frame->bind_image(output_name, binding).message().find("is not an image input") != std::string::npos);
       OK(frame->bind(output_name, {out.buffer, 0, want.bytes.size(), usage}));
       VkCommandBuffer cb = app.begin_commands();
       if (first) upload_pixels(cb, img, staging, kWidth, kHeight);
