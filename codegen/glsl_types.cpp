@@ -12,6 +12,7 @@ const char* glsl_register_type(DType dtype) {
     case DType::kF16: return "float";
     case DType::kI32: return "int";
     case DType::kBool: return "bool";
+    case DType::kU8: return "uint";
   }
   return "float";
 }
@@ -21,7 +22,8 @@ const char* glsl_storage_type(DType dtype) {
     case DType::kF32: return "float";
     case DType::kF16: return "float16_t";
     case DType::kI32: return "int";
-    case DType::kBool: return "uint8_t";
+    case DType::kBool:
+    case DType::kU8: return "uint8_t";
   }
   return "float";
 }
@@ -31,7 +33,8 @@ const char* glsl_storage_vec4(DType dtype) {
     case DType::kF32: return "vec4";
     case DType::kF16: return "f16vec4";
     case DType::kI32: return "ivec4";
-    case DType::kBool: return "u8vec4";
+    case DType::kBool:
+    case DType::kU8: return "u8vec4";
   }
   return "vec4";
 }
@@ -42,6 +45,7 @@ std::string glsl_load(DType dtype, const std::string& expr) {
     case DType::kI32: return expr;
     case DType::kF16: return "float(" + expr + ")";
     case DType::kBool: return "(uint(" + expr + ") != 0u)";
+    case DType::kU8: return "uint(" + expr + ")";
   }
   return expr;
 }
@@ -52,6 +56,7 @@ std::string glsl_store(DType dtype, const std::string& expr) {
     case DType::kI32: return expr;
     case DType::kF16: return "float16_t(" + expr + ")";
     case DType::kBool: return "uint8_t(" + expr + " ? 1u : 0u)";
+    case DType::kU8: return "uint8_t(" + expr + ")";
   }
   return expr;
 }
@@ -61,7 +66,8 @@ const char* glsl_wide_vec4(DType dtype) {
     case DType::kF32:
     case DType::kF16: return "vec4";
     case DType::kI32: return "ivec4";
-    case DType::kBool: return "uvec4";
+    case DType::kBool:
+    case DType::kU8: return "uvec4";
   }
   return "vec4";
 }
@@ -80,7 +86,8 @@ std::string glsl_store_vec4(DType dtype, const std::string (&lanes)[4]) {
     case DType::kF32: return "vec4(" + wide + ")";
     case DType::kF16: return "f16vec4(vec4(" + wide + "))";
     case DType::kI32: return "ivec4(" + wide + ")";
-    case DType::kBool: return "u8vec4(uvec4(" + wide + "))";
+    case DType::kBool:
+    case DType::kU8: return "u8vec4(uvec4(" + wide + "))";
   }
   return wide;
 }
@@ -100,6 +107,7 @@ std::string glsl_literal(DType dtype, double value) {
     case DType::kF16: return glsl_float_literal(value);
     case DType::kI32: return std::to_string(static_cast<std::int64_t>(value));
     case DType::kBool: return value != 0.0 ? "true" : "false";
+    case DType::kU8: return std::to_string(static_cast<std::uint32_t>(value)) + "u";
   }
   return "0";
 }

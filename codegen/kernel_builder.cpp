@@ -362,7 +362,7 @@ Result<std::string> build_kernel(const KernelSpec& spec) {
   bool uses_f16 = false, uses_u8 = false;
   auto note = [&](DType dtype) {
     uses_f16 |= dtype == DType::kF16;
-    uses_u8 |= dtype == DType::kBool;
+    uses_u8 |= dtype == DType::kBool || dtype == DType::kU8;
   };
   for (const KernelInput& input : spec.inputs) if (input.bindings() > 0) note(input.dtype);
   for (const KernelLoad& load : spec.loads) {

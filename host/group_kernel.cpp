@@ -139,7 +139,7 @@ Status group_error(ErrorCode code, const std::string& label, const std::string& 
 
 Status check_storage(const GraphIR& graph, ValueId v, const std::string& label, const DevicePlan& device) {
   const Value& value = graph.value(v);
-  const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool;
+  const bool f16 = value.dtype == DType::kF16, boolean = value.dtype == DType::kBool || value.dtype == DType::kU8;
   if ((f16 && !device.f16_storage) || (boolean && !device.u8_storage))
     return group_error(ErrorCode::kUnsupported, label,
                        "tensor '" + value.name + "' is " + dtype_name(value.dtype) + ", which needs " +

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -32,6 +33,9 @@ HostTensor HostTensor::from_floats(Shape shape, const std::vector<float>& values
         break;
       }
       case DType::kBool: out[i] = std::byte{v != 0.0f ? std::uint8_t{1} : std::uint8_t{0}}; break;
+      case DType::kU8:  // truncates toward zero and saturates at 0..255 (NaN -> 0), as the GPU's Cast does
+        out[i] = std::byte{static_cast<std::uint8_t>(std::isnan(v) ? 0.0f : std::clamp(std::trunc(v), 0.0f, 255.0f))};
+        break;
     }
   }
   return tensor;
@@ -57,6 +61,7 @@ std::vector<float> HostTensor::to_floats() const {
         break;
       }
       case DType::kBool: values[i] = in[i] != std::byte{0} ? 1.0f : 0.0f; break;
+      case DType::kU8: values[i] = static_cast<float>(std::to_integer<std::uint8_t>(in[i])); break;
     }
   }
   return values;

@@ -1,5 +1,6 @@
 #include "host/reference_eval.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "host/graph.h"
@@ -28,7 +29,7 @@ std::vector<double> to_doubles(const HostTensor& t) {
   return {f.begin(), f.end()};
 }
 
-// The value as stored in its dtype (f16 rounds, i32 truncates, bool is 0/1).
+// The value as stored in its dtype (f16 rounds, i32 truncates, u8 truncates and saturates, bool is 0/1).
 void round_to_dtype(std::vector<double>& data, DType dtype) {
   if (dtype == DType::kF32 || dtype == DType::kF16) {
     std::vector<float> f(data.begin(), data.end());
@@ -37,6 +38,8 @@ void round_to_dtype(std::vector<double>& data, DType dtype) {
     data.assign(back.begin(), back.end());
   } else if (dtype == DType::kI32) {
     for (double& x : data) x = std::trunc(x);
+  } else if (dtype == DType::kU8) {
+    for (double& x : data) x = std::isnan(x) ? 0.0 : std::clamp(std::trunc(x), 0.0, 255.0);
   } else {
     for (double& x : data) x = x != 0.0 ? 1.0 : 0.0;
   }

@@ -122,6 +122,12 @@ Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
   TensorInfo out{first.shape, first.dtype};
   switch (op.kind) {
     case OpKind::kElementwise: {
+      // u8 is storage for pixels and masks: only Cast and Identity take it (no byte arithmetic).
+      if (op.type_rule != TypeRule::kCastAttr && !op.copies_input)
+        for (ValueId u : node.inputs)
+          if (graph.value(u).dtype == DType::kU8)
+            return make_error(ErrorCode::kInvalidArgument, where(node) + ": input '" + graph.value(u).name +
+                                                               "' is u8, which only Cast and Identity take; Cast it to f32 or i32 first");
       for (std::size_t k = 1; k < node.inputs.size(); ++k) {
         const Value& in = graph.value(node.inputs[k]);
         auto shape = broadcast_shapes(out.shape, in.shape);
@@ -154,9 +160,9 @@ Result<TensorInfo> infer_node(const GraphIR& graph, const Node& node) {
         case TypeRule::kBool: out.dtype = DType::kBool; break;
         case TypeRule::kCastAttr: {
           const int to = static_cast<int>(node.attrs.at(0));
-          if (to < 0 || to > static_cast<int>(DType::kBool))
+          if (to < 0 || to > static_cast<int>(DType::kU8))
             return make_error(ErrorCode::kInvalidArgument, where(node) + ": 'to' = " + std::to_string(to) +
-                                                               " is not a dtype (0 f32, 1 f16, 2 i32, 3 bool)");
+                                                               " is not a dtype (0 f32, 1 f16, 2 i32, 3 bool, 4 u8)");
           out.dtype = static_cast<DType>(to);
           break;
         }

@@ -8,6 +8,7 @@ const char* dtype_name(DType dtype) {
     case DType::kF16: return "f16";
     case DType::kI32: return "i32";
     case DType::kBool: return "bool";
+    case DType::kU8: return "u8";
   }
   return "unknown";  // only reachable through a cast of an out-of-range value
 }
@@ -18,6 +19,7 @@ std::size_t dtype_size(DType dtype) {
     case DType::kF16: return 2;
     case DType::kI32: return 4;
     case DType::kBool: return 1;
+    case DType::kU8: return 1;
   }
   return 0;
 }

@@ -214,6 +214,7 @@ const char* descr_of(DType dtype) {
     case DType::kF16: return "<f2";
     case DType::kI32: return "<i4";
     case DType::kBool: return "|b1";
+    case DType::kU8: return "|u1";  // read back as i32, like every integer file (ONNX models take those)
   }
   return "";
 }

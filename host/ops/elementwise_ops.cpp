@@ -121,6 +121,7 @@ double ref_cast(Inputs in, Attrs at) {
     case DType::kF16: return round_to_half(x);
     case DType::kI32: return std::trunc(x);  // toward zero, like C and ONNX
     case DType::kBool: return as_double(x != 0.0);
+    case DType::kU8: return std::isnan(x) ? 0.0 : std::clamp(std::trunc(x), 0.0, 255.0);
   }
   return std::numeric_limits<double>::quiet_NaN();  // not a DType; type inference rejects it first
 }
@@ -320,7 +321,7 @@ constexpr OpDef kOps[] = {
      .input_class = {kBoolIn, kBoolIn}, .type_rule = kBoolOut, .attrs = kNoAttrs,
      .reference = ref_or, .cost = 1, .tolerance = kExact, .domain = kDefault},
 
-    // Conversion. Cast's "{out}" picks op_cast_to_f32/f16/i32/bool, each with float/int/bool
+    // Conversion. Cast's "{out}" picks op_cast_to_f32/f16/i32/bool/u8, each with float/int/bool/uint
     // overloads.
     {.name = "Cast", .kind = kEw, .arity = 1, .snippet = "cast",
      .glsl_function = "op_cast_to_{out}", .input_class = {kAnyIn}, .type_rule = TypeRule::kCastAttr,

@@ -144,3 +144,68 @@ TEST_CASE("Cast from bool and from f16 converts exactly") {
 }
 
 }  // namespace vkfuse::testing
+
+namespace vkfuse::testing {
+
+TEST_CASE("u8 tensors stay bytes: Cast to and from u8 saturates and truncates, views and Identity carry them") {
+  const std::vector<float> floats{-3.7f, -0.5f, 0.0f, 0.9f, 1.5f, 127.5f, 254.9f, 255.0f, 256.0f, 1000.0f, 3.0f};
+  const std::vector<float> want_u8{0, 0, 0, 0, 1, 127, 254, 255, 255, 255, 3};
+  for (DType from : {DType::kF32, DType::kF16, DType::kI32, DType::kBool, DType::kU8}) {
+    CAPTURE(dtype_name(from));
+    GraphBuilder b;
+    const Tensor x = b.input("x", {11}, from);
+    b.output(b.op("Cast", {x}, {{"to", 4.0f}}), "bytes");
+    auto graph = b.build();
+    REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+    const HostTensor in = HostTensor::from_floats({11}, floats, from);
+    const std::map<std::string, HostTensor> feeds{{"x", in}};
+    auto want = evaluate_reference(*graph, feeds);
+    REQUIRE(want.ok());
+    for (bool fusion : {true, false}) {
+      const HostTensor got = run_graph(*graph, fusion, feeds).at("bytes");
+      CHECK(got.dtype == DType::kU8);
+      CHECK(got.bytes == want->at("bytes").bytes);
+      if (from == DType::kF32) CHECK(got.to_floats() == want_u8);
+    }
+  }
+  // Bytes through a view, a Cast to each dtype, and back: fused into one group and unfused.
+  std::vector<float> pixels(3 * 5 * 7);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>((i * 37) % 256);
+  for (float to : {0.0f, 1.0f, 2.0f, 3.0f, 4.0f}) {
+    CAPTURE(to);
+    GraphBuilder b;
+    const Tensor x = b.input("x", {3, 5, 7}, DType::kU8);
+    const Tensor hwc = b.op("Transpose", {x}, {{"perm", std::vector<std::int64_t>{1, 2, 0}}});
+    const Tensor cast = b.op("Cast", {b.op("Identity", {hwc})}, {{"to", to}});
+    b.output(cast, "cast");
+    if (to == 0.0f) b.output(b.op("Cast", {b.op("Mul", {cast, b.scalar(2.0f)})}, {{"to", 4.0f}}), "doubled");
+    auto graph = b.build();
+    REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+    const std::map<std::string, HostTensor> feeds{{"x", HostTensor::from_floats({3, 5, 7}, pixels, DType::kU8)}};
+    auto want = evaluate_reference(*graph, feeds);
+    REQUIRE(want.ok());
+    for (bool fusion : {true, false}) {
+      const auto got = run_graph(*graph, fusion, feeds);
+      for (const auto& [name, tensor] : *want) CHECK_MESSAGE(got.at(name).bytes == tensor.bytes, name << " fusion " << fusion);
+    }
+  }
+  // No byte arithmetic: a float op names the dtype it wants, and an any-dtype op (Where's branches)
+  // says that only Cast and Identity take bytes.
+  GraphBuilder b;
+  const Tensor x = b.input("x", {4}, DType::kU8);
+  b.output(b.op("Add", {x, x}, {}, "add_bytes"), "y");
+  auto refused = b.build();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("node 'add_bytes' (Add): input 0 ('x') is u8, expected f32 or f16") !=
+        std::string::npos);
+  GraphBuilder w;
+  const Tensor bytes = w.input("x", {4}, DType::kU8);
+  w.output(w.op("Where", {w.input("c", {4}, DType::kBool), bytes, bytes}, {}, "pick_bytes"), "y");
+  auto where = w.build();
+  REQUIRE_FALSE(where.ok());
+  CHECK(where.status().message().find("node 'pick_bytes' (Where): input 'x' is u8, which only Cast and Identity take") !=
+        std::string::npos);
+  CHECK(validation_errors() == 0);
+}
+
+}  // namespace vkfuse::testing

@@ -8,11 +8,12 @@
 
 namespace vkfuse {
 
-enum class DType : std::uint8_t { kF32, kF16, kI32, kBool };
+// kU8: bytes 0..255 (8-bit storage), for pixels and masks; storage only: Cast them to compute.
+enum class DType : std::uint8_t { kF32, kF16, kI32, kBool, kU8 };
 
 using Shape = std::vector<std::int64_t>;
 
-// "f32", "f16", "i32", "bool"
+// "f32", "f16", "i32", "bool", "u8"
 const char* dtype_name(DType dtype);
 // Bytes of one element in host memory and in GPU buffers (bool is one byte).
 std::size_t dtype_size(DType dtype);
