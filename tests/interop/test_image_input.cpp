@@ -123,7 +123,6 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
   {
     Context context = wrap(app);
     const Graph graph = model();
-    const Shape shape = graph.inputs().at(0).shape;
     Session plain = session(context, graph);
     constexpr std::uint32_t kWidth = 45, kHeight = 37;  // odd sizes, another aspect than the model's
     std::vector<std::uint8_t> pixels(kWidth * kHeight * 4);
@@ -140,7 +139,7 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
       const char* name;
       ImageInput input;
     };
-    std::vector<Case> cases(4);
+    std::vector<Case> cases(5);
     cases[0].name = "stretch, ImageNet normalization";
     cases[0].input.mean = {0.485f, 0.456f, 0.406f, 0.0f};
     cases[0].input.std = {0.229f, 0.224f, 0.225f, 1.0f};
@@ -159,15 +158,20 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
     auto graph16 = load_onnx(kModelDir + "/model.onnx", fp16);
     REQUIRE(graph16.ok());
     Session plain16 = session(context, *graph16);
+    cases[4].name = "tiny_transformer: the image read by its patch-embedding Conv";
+    cases[4].input.mean = {0.5f, 0.5f, 0.5f, 0.0f};
+    auto transformer = load_onnx(std::string(VKFUSE_TEST_DATA_DIR) + "/models/tiny_transformer/model.onnx");
+    REQUIRE(transformer.ok());
+    Session plain_transformer = session(context, *transformer);
     bool first = true;
     // The image's layout from one case to the next: the second case leaves it TRANSFER_DST_OPTIMAL (as
     // for a decoder's next upload), which the third's record() moves back.
     VkImageLayout layout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
     for (Case& c : cases) {
       INFO(c.name);
-      const bool half = &c == &cases[3];
-      const Graph& graph_used = half ? *graph16 : graph;
-      Session& reference = half ? plain16 : plain;
+      const bool half = &c == &cases[3], vit = &c == &cases[4];
+      const Graph& graph_used = half ? *graph16 : vit ? *transformer : graph;
+      Session& reference = half ? plain16 : vit ? plain_transformer : plain;
       c.input.width = kWidth;
       c.input.height = kHeight;
       SessionOptions options;
@@ -176,7 +180,7 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
       REQUIRE_MESSAGE(s.ok(), s.status().to_string());
       CHECK(s->dispatch_count() == reference.dispatch_count());  // the pre-processing adds no dispatch
       CHECK(s->run({}).status().message().find("run it through an Execution") != std::string::npos);
-      const HostTensor want = host_output(reference, preprocess_on_cpu(pixels, kWidth, kHeight, shape, c.input));
+      const HostTensor want = host_output(reference, preprocess_on_cpu(pixels, kWidth, kHeight, graph_used.inputs().at(0).shape, c.input));
       auto frame = s->create_execution();
       REQUIRE(frame.ok());
       const std::string output_name = frame->output_names().at(0);
