@@ -42,6 +42,7 @@ class ComputePipeline {
   VkDescriptorSetLayout set_layout() const { return set_layout_.get(); }
   uint32_t binding_count() const { return binding_count_; }
   bool is_image_binding(uint32_t binding) const;
+  uint32_t image_binding_count() const { return static_cast<uint32_t>(image_bindings_.size()); }
   uint32_t push_constant_bytes() const { return push_constant_bytes_; }
   const std::string& label() const { return label_; }
 

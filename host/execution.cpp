@@ -151,9 +151,9 @@ Placement Execution::Impl::placement(ValueId v) const {
 Status Execution::Impl::build_schedule() {
   const CompiledModel& m = *model;
   std::uint32_t total_bindings = 0, total_images = 0;
-  for (const GroupKernel& k : m.kernels) {
-    total_bindings += count_bindings(k.spec);
-    total_images += static_cast<std::uint32_t>(image_bindings(k.spec).size());
+  for (const ComputePipeline& p : m.pipelines) {
+    total_bindings += p.binding_count();
+    total_images += p.image_binding_count();
   }
   descriptors.reset();  // its sets are referenced by no pending work: callers checked
   VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(m.kernels.size()),
