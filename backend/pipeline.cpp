@@ -78,6 +78,7 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   ComputePipeline pipeline;
   pipeline.binding_count_ = desc.binding_count;
   pipeline.image_bindings_ = desc.image_bindings;
+  pipeline.storage_image_bindings_ = desc.storage_image_bindings;
   pipeline.push_constant_bytes_ = desc.push_constant_bytes;
   pipeline.label_ = desc.label;
   VkDevice device = ctx.device;
@@ -85,8 +86,9 @@ Result<ComputePipeline> ComputePipeline::create(const DeviceContext& ctx, const 
   std::vector<VkDescriptorSetLayoutBinding> bindings(desc.binding_count);
   for (uint32_t i = 0; i < desc.binding_count; ++i) {
     bindings[i].binding = i;
-    bindings[i].descriptorType = pipeline.is_image_binding(i) ? VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER
-                                                              : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType = pipeline.is_image_binding(i)           ? VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER
+                                 : pipeline.is_storage_image_binding(i) ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
+                                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
@@ -153,7 +155,8 @@ ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
 }
 
 Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32_t max_sets,
-                                                uint32_t max_buffers_total, uint32_t max_images_total) {
+                                                uint32_t max_buffers_total, uint32_t max_images_total,
+                                                uint32_t max_storage_images_total) {
   if (max_sets == 0 || max_buffers_total == 0) {
     return make_error(ErrorCode::kInvalidArgument, "DescriptorArena: max_sets (" + std::to_string(max_sets) +
                                                        ") and max_buffers_total (" + std::to_string(max_buffers_total) +
@@ -166,13 +169,14 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
   arena.max_sets_ = max_sets;
   arena.max_buffers_ = max_buffers_total;
 
-  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers_total},
-                                        {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, max_images_total}};
+  std::vector<VkDescriptorPoolSize> sizes{{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, max_buffers_total}};
+  if (max_images_total > 0) sizes.push_back({VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, max_images_total});
+  if (max_storage_images_total > 0) sizes.push_back({VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, max_storage_images_total});
   VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   info.flags = 0;  // no FREE_DESCRIPTOR_SET: sets die with the pool, which lets drivers allocate linearly
   info.maxSets = max_sets;
-  info.poolSizeCount = max_images_total > 0 ? 2 : 1;
-  info.pPoolSizes = sizes;
+  info.poolSizeCount = static_cast<uint32_t>(sizes.size());
+  info.pPoolSizes = sizes.data();
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VKFUSE_CHECK_VK(vkCreateDescriptorPool(ctx.device, &info, nullptr, &pool));
   VkDevice device = ctx.device;
@@ -184,6 +188,11 @@ Result<DescriptorArena> DescriptorArena::create(const DeviceContext& ctx, uint32
 
 bool ComputePipeline::is_image_binding(uint32_t binding) const {
   return std::find(image_bindings_.begin(), image_bindings_.end(), binding) != image_bindings_.end();
+}
+
+bool ComputePipeline::is_storage_image_binding(uint32_t binding) const {
+  return std::find(storage_image_bindings_.begin(), storage_image_bindings_.end(), binding) !=
+         storage_image_bindings_.end();
 }
 
 Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipeline,
@@ -200,6 +209,11 @@ Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipelin
     if (pipeline.is_image_binding(static_cast<uint32_t>(i))) {
       if (b.view == VK_NULL_HANDLE || b.sampler == VK_NULL_HANDLE)
         return make_error(ErrorCode::kInvalidArgument, binding + ": an image binding without an image view and sampler");
+      continue;
+    }
+    if (pipeline.is_storage_image_binding(static_cast<uint32_t>(i))) {
+      if (b.view == VK_NULL_HANDLE)
+        return make_error(ErrorCode::kInvalidArgument, binding + ": a storage image binding without an image view");
       continue;
     }
     if (b.buffer == VK_NULL_HANDLE) return make_error(ErrorCode::kInvalidArgument, binding + ": null buffer");
@@ -244,6 +258,12 @@ Result<VkDescriptorSet> DescriptorArena::allocate(const ComputePipeline& pipelin
     if (pipeline.is_image_binding(static_cast<uint32_t>(i))) {
       images[i] = {buffers[i].sampler, buffers[i].view, buffers[i].layout};
       writes[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      writes[i].pImageInfo = &images[i];
+      continue;
+    }
+    if (pipeline.is_storage_image_binding(static_cast<uint32_t>(i))) {
+      images[i] = {VK_NULL_HANDLE, buffers[i].view, buffers[i].layout};
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
       writes[i].pImageInfo = &images[i];
       continue;
     }

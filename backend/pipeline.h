@@ -19,6 +19,7 @@ struct PipelineDesc {
   std::span<const uint32_t> spirv;  // only read during create()
   uint32_t binding_count = 0;       // storage buffers at set 0, bindings 0..binding_count-1
   std::vector<uint32_t> image_bindings;  // those of them that are combined image samplers instead
+  std::vector<uint32_t> storage_image_bindings;  // those that are storage images (written) instead
   uint32_t push_constant_bytes = 0;  // a multiple of 4; 0 = no push constants
   std::string label;                 // names the pipeline in errors and debug tools
 };
@@ -43,6 +44,8 @@ class ComputePipeline {
   uint32_t binding_count() const { return binding_count_; }
   bool is_image_binding(uint32_t binding) const;
   uint32_t image_binding_count() const { return static_cast<uint32_t>(image_bindings_.size()); }
+  bool is_storage_image_binding(uint32_t binding) const;
+  uint32_t storage_image_binding_count() const { return static_cast<uint32_t>(storage_image_bindings_.size()); }
   uint32_t push_constant_bytes() const { return push_constant_bytes_; }
   const std::string& label() const { return label_; }
 
@@ -55,12 +58,13 @@ class ComputePipeline {
   UniqueHandle<VkPipeline> pipeline_;
   uint32_t binding_count_ = 0;
   std::vector<uint32_t> image_bindings_;
+  std::vector<uint32_t> storage_image_bindings_;
   uint32_t push_constant_bytes_ = 0;
   std::string label_;
 };
 
 // A range of a buffer bound to one storage-buffer binding; or, at an image binding, an image view, its
-// sampler and the layout it is in while the set is used.
+// sampler and the layout it is in while the set is used (a storage image: the view and GENERAL).
 struct BufferRange {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
@@ -76,9 +80,10 @@ struct BufferRange {
 class DescriptorArena {
  public:
   // kInvalidArgument: max_sets or max_buffers_total is 0.
-  // `max_images_total`: combined image sampler descriptors (0: none).
+  // `max_images_total`: combined image sampler descriptors; `max_storage_images_total`: storage image
+  // descriptors (0: none).
   static Result<DescriptorArena> create(const DeviceContext& ctx, uint32_t max_sets, uint32_t max_buffers_total,
-                                        uint32_t max_images_total = 0);
+                                        uint32_t max_images_total = 0, uint32_t max_storage_images_total = 0);
 
   DescriptorArena(DescriptorArena&&) noexcept = default;
   DescriptorArena& operator=(DescriptorArena&&) noexcept = default;

@@ -332,6 +332,15 @@ std::vector<uint32_t> image_bindings(const KernelSpec& spec) {
   return images;
 }
 
+std::vector<uint32_t> storage_image_bindings(const KernelSpec& spec) {
+  int next_binding = 0;
+  (void)binding_stages(spec, next_binding);
+  std::vector<uint32_t> images;
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k)
+    if (!spec.outputs[k].image_format.empty()) images.push_back(static_cast<uint32_t>(next_binding) + static_cast<uint32_t>(k));
+  return images;
+}
+
 std::array<std::uint64_t, 3> kernel_workgroups(const KernelSpec& spec) {
   if (spec.is_kernel()) return {spec.kernel_workgroups[0], spec.kernel_workgroups[1], spec.kernel_workgroups[2]};
   if (spec.is_vector()) return {static_cast<std::uint64_t>(spec.images), 1, 1};

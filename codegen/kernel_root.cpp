@@ -79,6 +79,12 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   post.declare(out, declared);
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
     const int b = first_output_binding + static_cast<int>(k);
+    if (!spec.outputs[k].image_format.empty()) {
+      out << "layout(set = 0, binding = " << b << ", " << spec.outputs[k].image_format
+          << ") uniform restrict writeonly image2D vkf_out" << k << "_image;\n#define VKF_OUT" << k
+          << "_TEXEL(xy, v) imageStore(vkf_out" << k << "_image, ivec2(xy), (v))\n";
+      continue;
+    }
     out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << " { "
         << glsl_storage_type(spec.outputs[k].dtype) << " d[]; } vkf_out" << k << ";\n";
     out << "layout(std430, set = 0, binding = " << b << ") restrict writeonly buffer VkfBuf" << b << "V { "
@@ -200,6 +206,12 @@ Result<std::string> kernel_root_body(const KernelSpec& spec, const Stage& pre, c
   // four in the output), with vector loads and stores where the layouts allow (float results: the GEMM
   // and Conv roots use it).
   static const char* kLanes[] = {"v.x", "v.y", "v.z", "v.w"};
+  const bool texels = std::any_of(spec.outputs.begin(), spec.outputs.end(),
+                                  [](const KernelOutput& o) { return !o.image_format.empty(); });
+  if (texels) {  // the template stores its texels itself, through VKF_OUT<k>_TEXEL
+    if (!plain) return make_error(ErrorCode::kInternal, spec.label + ": a root writing an image stores nothing else");
+    return out.str();
+  }
   if (plain) {
     out << "#define VKF_OUT0(i, v) vkf_out0.d[" << spec.outputs[0].placement.index("i") << "] = "
         << glsl_store(spec.outputs[0].dtype, "(v)") << "\n";

@@ -103,6 +103,9 @@ struct KernelOutput {
   // stored once per plane at the plane's index. At most one such output, not the first.
   bool plane_sum = false;
   double plane_scale = 1.0;
+  // Kernel roots that write texels (roots/image_*.glsl): the output is a storage image of this GLSL
+  // format ("rgba8", "rgba16f", "rgba32f") written through VKF_OUT<k>_TEXEL(xy, v), not a buffer.
+  std::string image_format;
 };
 
 enum class KernelCombine { kSum, kMax, kMin, kProd };
@@ -234,5 +237,7 @@ struct KernelSpec {
 uint32_t count_bindings(const KernelSpec& spec);
 // The bindings of count_bindings that are combined image samplers (KernelInput::image), ascending.
 std::vector<uint32_t> image_bindings(const KernelSpec& spec);
+// The bindings of count_bindings that are storage images (KernelOutput::image_format), ascending.
+std::vector<uint32_t> storage_image_bindings(const KernelSpec& spec);
 
 }  // namespace vkfuse

@@ -11,6 +11,7 @@
 #include "backend/log.h"
 #include "codegen/kernel_builder.h"
 #include "host/parallel_for.h"
+#include "host/passes/image_outputs.h"
 
 namespace vkfuse {
 namespace {
@@ -64,14 +65,15 @@ Status CompiledModel::compile_kernels() {
     const FusionGroup& group = plan.groups[k];
     auto start = Clock::now();
     VKFUSE_ASSIGN_OR_RETURN(GroupKernel kernel, make_group_kernel(ir(), group, context->plan));
-    VKFUSE_TRY(apply_images(kernel.spec, group.label));
+    VKFUSE_TRY(apply_images(kernel, group));
     VKFUSE_ASSIGN_OR_RETURN(std::string source, build_kernel(kernel.spec));
     step_ms[k][0] = ms_since(start);
     start = Clock::now();
     VKFUSE_ASSIGN_OR_RETURN(SpirvBlob spirv, context->cache->get_or_compile(source, group.label, context->device_identity));
     step_ms[k][1] = ms_since(start);
     start = Clock::now();
-    PipelineDesc desc{*spirv, count_bindings(kernel.spec), image_bindings(kernel.spec), 0, group.label};
+    PipelineDesc desc{*spirv, count_bindings(kernel.spec), image_bindings(kernel.spec),
+                      storage_image_bindings(kernel.spec), 0, group.label};
     VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc, pipeline_cache));
     step_ms[k][2] = ms_since(start);
     if (log_enabled(LogLevel::kDebug)) {
@@ -263,7 +265,22 @@ Status CompiledModel::set_image_inputs(const std::map<std::string, ImageInput>& 
   return {};
 }
 
-Status CompiledModel::apply_images(KernelSpec& spec, const std::string& label) const {
+void CompiledModel::set_image_outputs(const std::map<std::string, ImageOutput>& outputs) {
+  const GraphIR& g = ir();
+  for (ValueId v : g.outputs)
+    if (auto it = outputs.find(g.value(v).name); it != outputs.end()) image_outputs[v] = it->second;
+}
+
+Status CompiledModel::apply_images(GroupKernel& kernel, const FusionGroup& group) const {
+  KernelSpec& spec = kernel.spec;
+  const std::string& label = group.label;
+  for (std::size_t k = 0; k < group.outputs.size() && k < spec.outputs.size(); ++k) {
+    const auto it = image_outputs.find(group.outputs[k]);
+    if (it == image_outputs.end()) continue;
+    if (!spec.is_kernel())
+      return group_error(ErrorCode::kInternal, label, "an image output's store is not the group's root");
+    spec.outputs[k].image_format = image_output_format_qualifier(it->second.format);
+  }
   if (images.empty()) return {};
   auto sampled = [&](const KernelInput& input) {
     return !input.is_literal && input.load < 0 && input.buffer >= 0 && images.count(static_cast<ValueId>(input.buffer)) > 0;

@@ -60,11 +60,16 @@ struct CompiledModel {
   std::map<ValueId, KernelImage> images;
   std::map<ValueId, ImageInput> image_inputs;  // as the session was given them
   UniqueHandle<VkSampler> sampler;
+  // Image outputs (SessionOptions::image_outputs): the graph with their stores appended
+  // (host/passes/image_outputs.h), and each store's result (an output of ir()) as it was asked for.
+  std::optional<GraphIR> with_image_stores;
+  std::map<ValueId, ImageOutput> image_outputs;
 
   // Fused sessions run the graph with its LayerNorms folded into the products that read them
   // (host/passes/fold_layer_norm.h), where there are any; unfused ones the graph as it was built.
   std::optional<FoldedLayerNorms> folded;
-  const GraphIR& ir() const { return folded ? folded->graph : graph_ir(graph); }
+  const GraphIR& ir() const { return folded ? folded->graph : unfolded(); }
+  const GraphIR& unfolded() const { return with_image_stores ? *with_image_stores : graph_ir(graph); }
   const DeviceContext& ctx() const { return context->ctx(); }
 
   // Builds, compiles and makes pipelines for every group, on worker threads (compile_kernels).
@@ -80,8 +85,12 @@ struct CompiledModel {
 
   // SessionOptions::image_inputs -> images and the sampler; kInvalidArgument names a bad input.
   Status set_image_inputs(const std::map<std::string, ImageInput>& inputs);
-  // Marks the kernel's reads of image inputs as samples of them; a path that cannot sample fails.
-  Status apply_images(KernelSpec& spec, const std::string& label) const;
+  // SessionOptions::image_outputs, after planning: image_outputs by the values of ir().
+  void set_image_outputs(const std::map<std::string, ImageOutput>& outputs);
+  bool has_images() const { return !images.empty() || !image_outputs.empty(); }
+  // Marks the kernel's reads of image inputs as samples of them, and its stores of image outputs as
+  // texel stores; a path that cannot sample fails.
+  Status apply_images(GroupKernel& kernel, const FusionGroup& group) const;
 };
 
 // Host-written upload buffers and the device buffers they fill (from offset 0, the staging's size).

@@ -16,14 +16,25 @@ const char* residence_name(Residence r) {
     case Residence::kHost: return "host-resident";
     case Residence::kDevice: return "device-resident (device_tensor)";
     case Residence::kBound: return "bound to an application buffer";
-    case Residence::kImage: return "an image input (bind_image)";
+    case Residence::kImage: return "an image (bind_image)";
   }
   return "?";
 }
 
-// The layout the kernels sample an image in: GENERAL stays GENERAL, anything else is moved.
-VkImageLayout sampled_layout(const ImageBinding& image) {
+// The layout the kernels use an image in: an input is sampled (GENERAL stays GENERAL, anything else
+// is moved to SHADER_READ_ONLY_OPTIMAL), an output is written as a storage image (GENERAL).
+VkImageLayout kernel_layout(const ImageBinding& image, bool input) {
+  if (!input) return VK_IMAGE_LAYOUT_GENERAL;
   return image.layout == VK_IMAGE_LAYOUT_GENERAL ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+}
+
+VkFormat vk_format(ImageOutput::Format format) {
+  switch (format) {
+    case ImageOutput::Format::kRGBA8: return VK_FORMAT_R8G8B8A8_UNORM;
+    case ImageOutput::Format::kRGBA16F: return VK_FORMAT_R16G16B16A16_SFLOAT;
+    case ImageOutput::Format::kRGBA32F: return VK_FORMAT_R32G32B32A32_SFLOAT;
+  }
+  return VK_FORMAT_UNDEFINED;
 }
 
 // The bytes a group's output covers in its binding `p`: all of it, or (a Concat's slice, which may
@@ -59,6 +70,7 @@ Result<std::unique_ptr<Execution::Impl>> Execution::Impl::create(std::shared_ptr
   for (ValueId v : g.outputs) {
     const bool seen = std::any_of(impl->io.begin(), impl->io.end(), [v](const Io& t) { return t.value == v; });
     if (!seen) impl->io.push_back({v, g.value(v).name, false});
+    if (!seen && m.image_outputs.count(v)) impl->io.back().residence = Residence::kImage;
   }
   if (m.memory.arena_bytes > 0) {
     VKFUSE_ASSIGN_OR_RETURN(Buffer buffer, Buffer::create(m.ctx(), m.memory.arena_bytes, MemoryUsage::kDeviceLocal, "arena"));
@@ -108,7 +120,9 @@ Status Execution::Impl::prepare() {
   for (Io& t : io) {
     const Value& value = ir().value(t.value);
     if (t.residence == Residence::kImage) {
-      if (!t.image) return make_error(ErrorCode::kInvalidArgument, "image input '" + t.name + "' has no image: bind_image() it first");
+      if (!t.image)
+        return make_error(ErrorCode::kInvalidArgument, std::string(t.input ? "image input '" : "image output '") + t.name +
+                                                           "' has no image: bind_image() it first");
       continue;
     }
     if (t.residence == Residence::kBound) {
@@ -150,14 +164,16 @@ Placement Execution::Impl::placement(ValueId v) const {
 
 Status Execution::Impl::build_schedule() {
   const CompiledModel& m = *model;
-  std::uint32_t total_bindings = 0, total_images = 0;
+  std::uint32_t total_bindings = 0, total_images = 0, total_storage_images = 0;
   for (const ComputePipeline& p : m.pipelines) {
     total_bindings += p.binding_count();
     total_images += p.image_binding_count();
+    total_storage_images += p.storage_image_binding_count();
   }
   descriptors.reset();  // its sets are referenced by no pending work: callers checked
   VKFUSE_ASSIGN_OR_RETURN(DescriptorArena pool, DescriptorArena::create(ctx(), static_cast<std::uint32_t>(m.kernels.size()),
-                                                                       std::max<std::uint32_t>(total_bindings, 1), total_images));
+                                                                       std::max<std::uint32_t>(total_bindings, 1), total_images,
+                                                                       total_storage_images));
   descriptors.emplace(std::move(pool));
   schedule = {};
   for (std::size_t k = 0; k < m.kernels.size(); ++k) {
@@ -166,15 +182,16 @@ Status Execution::Impl::build_schedule() {
     std::vector<BufferRange> ranges;
     ScheduledDispatch dispatch;
     for (std::size_t b = 0; b < kernel.bound_values.size(); ++b) {
-      if (m.pipelines[k].is_image_binding(static_cast<std::uint32_t>(b))) {
+      const bool sampled = m.pipelines[k].is_image_binding(static_cast<std::uint32_t>(b));
+      if (sampled || m.pipelines[k].is_storage_image_binding(static_cast<std::uint32_t>(b))) {
         const Io* t = nullptr;
         for (const Io& x : io)
           if (x.value == kernel.bound_values[b]) t = &x;
-        if (t == nullptr || !t->image) return make_error(ErrorCode::kInternal, "an image binding of no bound image input");
+        if (t == nullptr || !t->image) return make_error(ErrorCode::kInternal, "an image binding of no bound image");
         BufferRange image;
         image.view = t->image->view;
-        image.sampler = m.sampler.get();
-        image.layout = sampled_layout(*t->image);
+        image.sampler = sampled ? m.sampler.get() : VK_NULL_HANDLE;
+        image.layout = kernel_layout(*t->image, t->input);
         ranges.push_back(image);
         continue;
       }
@@ -199,7 +216,7 @@ Status Execution::Impl::build_schedule() {
       }
       const std::size_t o = b - (kernel.bound_values.size() - outputs);
       const Value& written = ir().value(m.plan.groups[k].outputs[o]);
-      add_written_ranges(p, kernel.spec.outputs[o].placement, written, dispatch.writes);
+      if (p.buffer != VK_NULL_HANDLE) add_written_ranges(p, kernel.spec.outputs[o].placement, written, dispatch.writes);
     }
     if (kernel.spec.split_counters > 0) {
       const MemoryRange counters{split_counters->handle(), m.split.places[k].counter_offset,
@@ -240,7 +257,8 @@ Status Execution::Impl::bind(std::string_view name, const DeviceTensor& tensor) 
   VKFUSE_TRY(check_idle("Execution::bind"));
   VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::bind"));
   if (t->residence == Residence::kImage)
-    return make_error(ErrorCode::kInvalidArgument, "Execution::bind: '" + t->name + "' is an image input: bind_image() it");
+    return make_error(ErrorCode::kInvalidArgument, "Execution::bind: '" + t->name + "' is an image " +
+                                                       (t->input ? "input" : "output") + ": bind_image() it");
   const Value& value = ir().value(t->value);
   const std::string what = "Execution::bind: " + std::string(t->input ? "input '" : "output '") + t->name + "' " +
                            dtype_name(value.dtype) + shape_to_string(value.shape);
@@ -274,29 +292,55 @@ Status Execution::Impl::bind_image(std::string_view name, const ImageBinding& im
   VKFUSE_TRY(check_idle("Execution::bind_image"));
   VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::bind_image"));
   if (t->residence != Residence::kImage)
-    return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "' is not an image input "
-                                                   "(name it in SessionOptions::image_inputs)");
+    return make_error(ErrorCode::kInvalidArgument, "Execution::bind_image: '" + t->name + "' is not an image " +
+                                                       (t->input ? "input (name it in SessionOptions::image_inputs)"
+                                                                 : "output (name it in SessionOptions::image_outputs)"));
   const std::string what = "Execution::bind_image: '" + t->name + "': ";
   if (image.image == VK_NULL_HANDLE || image.view == VK_NULL_HANDLE)
     return make_error(ErrorCode::kInvalidArgument, what + "the image and its view must be valid handles");
-  for (VkImageLayout layout : {image.layout, image.final_layout})
-    if (layout == VK_IMAGE_LAYOUT_UNDEFINED || layout == VK_IMAGE_LAYOUT_PREINITIALIZED)
-      return make_error(ErrorCode::kInvalidArgument, what + "UNDEFINED and PREINITIALIZED are not layouts an image "
-                                                            "to sample is in, or may be left in");
-  if (image.extent.width != 0 || image.extent.height != 0) {
-    const ImageInput& declared = model->image_inputs.at(t->value);
-    if (image.extent.width != declared.width || image.extent.height != declared.height)
-      return make_error(ErrorCode::kInvalidArgument, what + "the image is " + std::to_string(image.extent.width) + "x" +
-                                                         std::to_string(image.extent.height) + "; the session was compiled for " +
-                                                         std::to_string(declared.width) + "x" + std::to_string(declared.height));
+  // An output's contents are overwritten whole: it may start UNDEFINED (whatever it held is dropped).
+  const auto unusable = [](VkImageLayout layout) {
+    return layout == VK_IMAGE_LAYOUT_UNDEFINED || layout == VK_IMAGE_LAYOUT_PREINITIALIZED;
+  };
+  if (unusable(image.final_layout) || (unusable(image.layout) && (t->input || image.layout != VK_IMAGE_LAYOUT_UNDEFINED)))
+    return make_error(ErrorCode::kInvalidArgument,
+                      what + (t->input ? "UNDEFINED and PREINITIALIZED are not layouts an image to sample is in, or "
+                                         "may be left in"
+                                       : "an output image may start UNDEFINED (its contents dropped), but not be left "
+                                         "so, nor be PREINITIALIZED"));
+  std::uint32_t width = 0, height = 0;
+  if (t->input) {
+    width = model->image_inputs.at(t->value).width;
+    height = model->image_inputs.at(t->value).height;
+  } else {  // the texels [H, W, 4]
+    const Shape& texels = ir().value(t->value).shape;
+    height = static_cast<std::uint32_t>(texels[0]);
+    width = static_cast<std::uint32_t>(texels[1]);
   }
-  if (image.format != VK_FORMAT_UNDEFINED) {
+  if ((image.extent.width != 0 || image.extent.height != 0) && (image.extent.width != width || image.extent.height != height))
+    return make_error(ErrorCode::kInvalidArgument, what + "the image is " + std::to_string(image.extent.width) + "x" +
+                                                       std::to_string(image.extent.height) + "; the session was compiled for " +
+                                                       std::to_string(width) + "x" + std::to_string(height));
+  if (t->input && image.format != VK_FORMAT_UNDEFINED) {
     VkFormatProperties properties{};
     vkGetPhysicalDeviceFormatProperties(ctx().physical, image.format, &properties);
     if (!(properties.optimalTilingFeatures & VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT))
       return make_error(ErrorCode::kInvalidArgument, what + "this device cannot filter format " +
                                                          std::to_string(static_cast<int>(image.format)) +
                                                          " linearly (VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT)");
+  }
+  if (!t->input) {
+    const VkFormat declared = vk_format(model->image_outputs.at(t->value).format);
+    if (image.format != VK_FORMAT_UNDEFINED && image.format != declared)
+      return make_error(ErrorCode::kInvalidArgument, what + "the view's format is " + std::to_string(static_cast<int>(image.format)) +
+                                                         "; the session writes format " + std::to_string(static_cast<int>(declared)) +
+                                                         " (ImageOutput::format)");
+    VkFormatProperties properties{};
+    vkGetPhysicalDeviceFormatProperties(ctx().physical, declared, &properties);
+    if (!(properties.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT))
+      return make_error(ErrorCode::kUnsupported, what + "this device cannot write format " +
+                                                     std::to_string(static_cast<int>(declared)) +
+                                                     " as a storage image (VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT)");
   }
   t->image = image;
   dirty = true;
@@ -306,15 +350,20 @@ Status Execution::Impl::bind_image(std::string_view name, const ImageBinding& im
 void Execution::Impl::transition_images(const RecordSync& sync, bool before) {
   for (const Io& t : io) {
     if (t.residence != Residence::kImage || !t.image) continue;
-    const VkImageLayout sampled = sampled_layout(*t.image);
-    const VkImageLayout from = before ? t.image->layout : sampled, to = before ? sampled : t.image->final_layout;
+    const VkImageLayout used = kernel_layout(*t.image, t.input);
+    const VkImageLayout from = before ? t.image->layout : used, to = before ? used : t.image->final_layout;
     if (from == to) continue;
+    const VkAccessFlags kernel_access = t.input ? VK_ACCESS_SHADER_READ_BIT : VK_ACCESS_SHADER_WRITE_BIT;
     if (before)
       recorder->image_barrier(t.image->image, t.image->aspect, from, to, sync.before.stage | sync.after.stage,
-                              sync.before.access, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    else  // whatever uses the image next (a decoder's write, a draw's read) waits for the transition
+                              sync.before.access, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kernel_access);
+    else if (t.input)  // whatever uses the image next (a decoder's write, a draw's read) waits for the transition
       recorder->image_barrier(t.image->image, t.image->aspect, from, to, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                               VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+    else  // the kernels' texels, made visible to whoever reads them next (a draw, a copy)
+      recorder->image_barrier(t.image->image, t.image->aspect, from, to, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                              VK_ACCESS_SHADER_WRITE_BIT, sync.after.stage | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                              sync.after.access | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   }
 }
 
@@ -322,7 +371,7 @@ Result<DeviceTensor> Execution::Impl::device_tensor(std::string_view name) {
   VKFUSE_TRY(check_idle("Execution::device_tensor"));
   VKFUSE_ASSIGN_OR_RETURN(Io* t, find(name, "Execution::device_tensor"));
   if (t->residence == Residence::kImage)
-    return make_error(ErrorCode::kInvalidArgument, "Execution::device_tensor: '" + t->name + "' is an image input");
+    return make_error(ErrorCode::kInvalidArgument, "Execution::device_tensor: '" + t->name + "' is an image");
   if (t->residence != Residence::kDevice) {
     t->residence = Residence::kDevice;
     dirty = true;
@@ -407,12 +456,18 @@ Status Execution::Impl::record(VkCommandBuffer command_buffer, const RecordSync&
 
 Result<SubmitTicket> Execution::Impl::submit(const SubmitSync& sync) {
   VKFUSE_TRY(check_idle("Execution::submit"));
-  for (const Io& t : io)
-    if (t.image && (t.image->layout != t.image->final_layout ||
-                    (t.image->layout != VK_IMAGE_LAYOUT_GENERAL && t.image->layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)))
+  for (const Io& t : io) {
+    if (!t.image) continue;
+    const bool stays = t.image->layout == t.image->final_layout;
+    if (t.input && (!stays || (t.image->layout != VK_IMAGE_LAYOUT_GENERAL &&
+                               t.image->layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)))
       return make_error(ErrorCode::kInvalidArgument, "Execution::submit: image input '" + t.name + "' must be in "
                                                      "SHADER_READ_ONLY_OPTIMAL or GENERAL, and stay there (layout "
                                                      "transitions are record()'s)");
+    if (!t.input && (!stays || t.image->layout != VK_IMAGE_LAYOUT_GENERAL))
+      return make_error(ErrorCode::kInvalidArgument, "Execution::submit: image output '" + t.name + "' must be in "
+                                                     "GENERAL and stay there (layout transitions are record()'s)");
+  }
   VKFUSE_TRY(prepare());
   std::uint64_t staged = 0;
   for (const Io& t : io) {

@@ -784,7 +784,7 @@ class Planner {
         launch = anchor_launch(n);
         launched = true;
       }
-      float input_budget = budget;
+      float input_budget = launch && launch->loads_once ? kRecomputeBudget : budget;
       bool runs = false;
       if (launch && k < launch->chain_budgets.size() && launch->chain_budgets[k] >= 0.0f)
         input_budget = std::min(budget, launch->chain_budgets[k]);

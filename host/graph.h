@@ -68,6 +68,11 @@ struct GraphIR {
   TensorInfo input_info(NodeId n, ValueId u) const;
 };
 
+// Graph rewrites (host/passes/): appends `node`, whose inputs and output are values of `g` already,
+// setting the output's producer and the inputs' consumers; appends a constant value.
+void append_node(GraphIR& g, Node node);
+ValueId add_constant(GraphIR& g, HostTensor data, std::string name);
+
 // numpy broadcasting of two shapes; nullopt when they do not broadcast.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 

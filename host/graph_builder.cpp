@@ -9,6 +9,26 @@
 
 namespace vkfuse {
 
+void append_node(GraphIR& g, Node node) {
+  const auto at = static_cast<NodeId>(g.nodes.size());
+  g.values[static_cast<std::size_t>(node.output)].producer = at;
+  for (ValueId v : node.inputs) {
+    auto& consumers = g.values[static_cast<std::size_t>(v)].consumers;
+    if (consumers.empty() || consumers.back() != at) consumers.push_back(at);
+  }
+  g.nodes.push_back(std::move(node));
+}
+
+ValueId add_constant(GraphIR& g, HostTensor data, std::string name) {
+  Value value;
+  value.name = std::move(name);
+  value.shape = data.shape;
+  value.dtype = data.dtype;
+  value.constant = std::make_shared<const HostTensor>(std::move(data));
+  g.values.push_back(std::move(value));
+  return static_cast<ValueId>(g.values.size() - 1);
+}
+
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   const std::size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -117,6 +117,10 @@ struct KernelLaunch {
   // planes and fold each plane's stores (roots/conv2d_depthwise.glsl, VKF_PLANE_SUMS); false where it
   // cannot, or where that would leave the GPU idle.
   bool plane_sums = false;
+  // The template loads each element of its inputs once, as an elementwise group does (the image
+  // stores): a chain computed in its loads gets the planner's recompute budget, not the smaller one of
+  // the tiled anchors that load elements several times.
+  bool loads_once = false;
 };
 using KernelLauncher = Result<KernelLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                  const OpAttrs& attrs, const DevicePlan& device);

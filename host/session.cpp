@@ -15,6 +15,7 @@
 #include "backend/log.h"
 #include "host/compiled_model.h"
 #include "host/execution_impl.h"
+#include "host/passes/image_outputs.h"
 
 namespace vkfuse {
 namespace {
@@ -54,10 +55,15 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   SessionCreateStats& stats = model->create_stats;
   const auto start = Clock::now();
   auto phase = start;
-  (void)graph_to_plan(graph_ir(model->graph), mode, model->folded);
+  if (!options.image_outputs.empty()) {
+    VKFUSE_ASSIGN_OR_RETURN(GraphIR stored, append_image_outputs(graph_ir(model->graph), options.image_outputs));
+    model->with_image_stores.emplace(std::move(stored));
+  }
+  (void)graph_to_plan(model->unfolded(), mode, model->folded);
   VKFUSE_ASSIGN_OR_RETURN(model->plan, plan_fusion(model->ir(), model->context->plan, mode));
   stats.plan_ms = ms_since(phase);
   VKFUSE_TRY(model->set_image_inputs(options.image_inputs));
+  model->set_image_outputs(options.image_outputs);
   phase = Clock::now();
   // The constants' buffers and upload need no kernel: they run on a thread of their own beside the
   // parallel stage (which creates pipelines and never touches the queue or these buffers).
@@ -82,11 +88,11 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   VKFUSE_TRY(m.plan_memory());
   auto impl = std::make_unique<Impl>();
   VKFUSE_ASSIGN_OR_RETURN(impl->execution, Execution::Impl::create(model));
-  // With image inputs, the built-in execution has nothing to bind until bind_image.
-  if (m.images.empty()) VKFUSE_TRY(impl->execution->prepare());
+  // With image inputs or outputs, the built-in execution has nothing to bind until bind_image.
+  if (!m.has_images()) VKFUSE_TRY(impl->execution->prepare());
   stats.memory_ms = constants_wait_ms + ms_since(phase);
   phase = Clock::now();
-  if (m.images.empty()) VKFUSE_TRY(impl->execution->record_own());
+  if (!m.has_images()) VKFUSE_TRY(impl->execution->record_own());
   stats.record_ms = ms_since(phase);
   stats.total_ms = ms_since(start);
   log_message(LogLevel::kInfo, "session: " + std::to_string(m.plan.op_count) + " ops in " +
@@ -98,9 +104,9 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
 }
 
 Result<std::map<std::string, HostTensor>> Session::run(const std::map<std::string, HostTensor>& inputs) {
-  if (!impl_->model->images.empty())
-    return make_error(ErrorCode::kInvalidArgument, "Session::run: this session has image inputs "
-                                                   "(SessionOptions::image_inputs); run it through an Execution: "
+  if (impl_->model->has_images())
+    return make_error(ErrorCode::kInvalidArgument, "Session::run: this session has image inputs or outputs "
+                                                   "(SessionOptions::image_inputs, image_outputs); run it through an Execution: "
                                                    "create_execution(), bind_image(), then record() or submit()");
   VKFUSE_ASSIGN_OR_RETURN(auto outputs, impl_->execution->run(inputs));
   for (std::size_t k = 0; k < impl_->infos.size(); ++k) impl_->infos[k].gpu_ms = impl_->execution->group_ms[k];

@@ -252,25 +252,8 @@ std::optional<FoldedLayerNorms> fold_layer_norms(const GraphIR& graph) {
     value.consumers.clear();
     f.values.push_back(std::move(value));
   }
-  const auto add_constant = [&f](HostTensor data, std::string name) {
-    Value value;
-    value.name = std::move(name);
-    value.shape = data.shape;
-    value.dtype = data.dtype;
-    value.constant = std::make_shared<const HostTensor>(std::move(data));
-    f.values.push_back(std::move(value));
-    return static_cast<ValueId>(f.values.size() - 1);
-  };
-  // Appends a node whose inputs and output are the folded graph's values already.
-  const auto append = [&f](Node node) {
-    const NodeId at = static_cast<NodeId>(f.nodes.size());
-    f.values[static_cast<std::size_t>(node.output)].producer = at;
-    for (ValueId v : node.inputs) {
-      auto& consumers = f.values[static_cast<std::size_t>(v)].consumers;
-      if (consumers.empty() || consumers.back() != at) consumers.push_back(at);
-    }
-    f.nodes.push_back(std::move(node));
-  };
+  const auto add_constant = [&f](HostTensor data, std::string name) { return vkfuse::add_constant(f, std::move(data), std::move(name)); };
+  const auto append = [&f](Node node) { append_node(f, std::move(node)); };
   // The folded constants, a few matches at a time (vit_b_16: 24 of up to 768 x 3072).
   std::vector<const Match*> matches;
   std::map<NodeId, FoldedConstants> folded;  // by the node LayerNormMatMul replaces

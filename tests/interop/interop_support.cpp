@@ -71,6 +71,41 @@ void read_back(VkCommandBuffer cb, VkBuffer src, VkDeviceSize offset, const AppB
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
 }
 
+AppImage make_image(AppVulkan& app, std::uint32_t width, std::uint32_t height, VkFormat format, VkImageUsageFlags usage) {
+  AppImage img;
+  VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  info.imageType = VK_IMAGE_TYPE_2D;
+  info.format = format;
+  info.extent = {width, height, 1};
+  info.mipLevels = info.arrayLayers = 1;
+  info.samples = VK_SAMPLE_COUNT_1_BIT;
+  info.tiling = VK_IMAGE_TILING_OPTIMAL;
+  info.usage = usage;
+  REQUIRE(vkCreateImage(app.device, &info, nullptr, &img.image) == VK_SUCCESS);
+  VkMemoryRequirements req{};
+  vkGetImageMemoryRequirements(app.device, img.image, &req);
+  VkPhysicalDeviceMemoryProperties mem{};
+  vkGetPhysicalDeviceMemoryProperties(app.physical, &mem);
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  while (!((req.memoryTypeBits >> alloc.memoryTypeIndex) & 1u)) ++alloc.memoryTypeIndex;
+  REQUIRE(vkAllocateMemory(app.device, &alloc, nullptr, &img.memory) == VK_SUCCESS);
+  REQUIRE(vkBindImageMemory(app.device, img.image, img.memory, 0) == VK_SUCCESS);
+  VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  view.image = img.image;
+  view.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  view.format = format;
+  view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  REQUIRE(vkCreateImageView(app.device, &view, nullptr, &img.view) == VK_SUCCESS);
+  return img;
+}
+
+void destroy_image(AppVulkan& app, AppImage& img) {
+  vkDestroyImageView(app.device, img.view, nullptr);
+  vkDestroyImage(app.device, img.image, nullptr);
+  vkFreeMemory(app.device, img.memory, nullptr);
+}
+
 void check_equal(const void* got, const HostTensor& want) {
   CHECK(std::memcmp(got, want.bytes.data(), want.bytes.size()) == 0);
 }

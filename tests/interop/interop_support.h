@@ -28,6 +28,15 @@ HostTensor host_output(Session& s, const HostTensor& input);
 void read_back(VkCommandBuffer cb, VkBuffer src, VkDeviceSize offset, const AppBuffer& dst, VkDeviceSize bytes);
 void check_equal(const void* got, const HostTensor& want);
 
+// The application's 2D image (optimal tiling, one level, one layer) with a view of it.
+struct AppImage {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+};
+AppImage make_image(AppVulkan& app, std::uint32_t width, std::uint32_t height, VkFormat format, VkImageUsageFlags usage);
+void destroy_image(AppVulkan& app, AppImage& img);
+
 }  // namespace vkfuse::testing
 
 #define OK(expr)                                                         \

@@ -18,49 +18,6 @@
 namespace vkfuse::testing {
 namespace {
 
-// The application's RGBA8 image, filled by its own transfer pass from `bytes` (rows of width * 4) and
-// left in TRANSFER_DST_OPTIMAL: vkfuse's record() moves it to SHADER_READ_ONLY_OPTIMAL.
-struct AppImage {
-  VkImage image = VK_NULL_HANDLE;
-  VkImageView view = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-};
-
-AppImage make_image(AppVulkan& app, std::uint32_t width, std::uint32_t height, VkFormat format) {
-  AppImage img;
-  VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-  info.imageType = VK_IMAGE_TYPE_2D;
-  info.format = format;
-  info.extent = {width, height, 1};
-  info.mipLevels = info.arrayLayers = 1;
-  info.samples = VK_SAMPLE_COUNT_1_BIT;
-  info.tiling = VK_IMAGE_TILING_OPTIMAL;
-  info.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-  REQUIRE(vkCreateImage(app.device, &info, nullptr, &img.image) == VK_SUCCESS);
-  VkMemoryRequirements req{};
-  vkGetImageMemoryRequirements(app.device, img.image, &req);
-  VkPhysicalDeviceMemoryProperties mem{};
-  vkGetPhysicalDeviceMemoryProperties(app.physical, &mem);
-  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  alloc.allocationSize = req.size;
-  while (!((req.memoryTypeBits >> alloc.memoryTypeIndex) & 1u)) ++alloc.memoryTypeIndex;
-  REQUIRE(vkAllocateMemory(app.device, &alloc, nullptr, &img.memory) == VK_SUCCESS);
-  REQUIRE(vkBindImageMemory(app.device, img.image, img.memory, 0) == VK_SUCCESS);
-  VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-  view.image = img.image;
-  view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-  view.format = format;
-  view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  REQUIRE(vkCreateImageView(app.device, &view, nullptr, &img.view) == VK_SUCCESS);
-  return img;
-}
-
-void destroy_image(AppVulkan& app, AppImage& img) {
-  vkDestroyImageView(app.device, img.view, nullptr);
-  vkDestroyImage(app.device, img.image, nullptr);
-  vkFreeMemory(app.device, img.memory, nullptr);
-}
-
 // The application's pass that uploads the pixels: UNDEFINED -> TRANSFER_DST, then the copy.
 void upload_pixels(VkCommandBuffer cb, const AppImage& img, const AppBuffer& staging, std::uint32_t width,
                    std::uint32_t height) {
@@ -133,7 +90,8 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
               static_cast<std::uint8_t>(128 + 100 * std::sin(0.21 * x + 0.33 * y + 1.7 * c));
     AppBuffer staging = app.make_buffer(pixels.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT, true);
     std::memcpy(staging.mapped, pixels.data(), pixels.size());
-    AppImage img = make_image(app, kWidth, kHeight, VK_FORMAT_R8G8B8A8_UNORM);
+    AppImage img = make_image(app, kWidth, kHeight, VK_FORMAT_R8G8B8A8_UNORM,
+                              VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
 
     struct Case {
       const char* name;
@@ -201,7 +159,7 @@ TEST_CASE("interop: an RGBA8 image input, its resize and normalization fused int
       binding.extent = {kWidth, kHeight};
       binding.format = VK_FORMAT_R8G8B8A8_UNORM;
       OK(frame->bind_image("input", binding));
-      CHECK(frame->bind_image(output_name, binding).message().find("is not an image input") != std::string::npos);
+      CHECK(frame->bind_image(output_name, binding).message().find("is not an image output") != std::string::npos);
       OK(frame->bind(output_name, {out.buffer, 0, want.bytes.size(), usage}));
       VkCommandBuffer cb = app.begin_commands();
       if (first) upload_pixels(cb, img, staging, kWidth, kHeight);

@@ -84,14 +84,20 @@ struct DeviceTensor {
   VkBufferUsageFlags usage = 0;
 };
 
-// An image as an image input (SessionOptions::image_inputs): a view vkfuse samples (the view's
-// format decides how: UNORM and SRGB read 0..1, SRGB decoded to linear). The image needs
-// VK_IMAGE_USAGE_SAMPLED_BIT and is in `layout` when the work starts (its last writer is in
-// RecordSync::before); record() moves it to SHADER_READ_ONLY_OPTIMAL first where `layout` is another
-// one (GENERAL stays), and to `final_layout` after, ordered before any later use on the queue.
-// submit() does no transitions: `layout` and `final_layout` must then be the same, and one a shader
-// reads. `format` and `extent`, where given (not UNDEFINED / 0), are checked: linear filtering must be
-// supported for the format, and the extent must be the ImageInput's.
+// An image as an image input (SessionOptions::image_inputs) or output (image_outputs).
+// An input is a view vkfuse samples (the view's format decides how: UNORM and SRGB read 0..1, SRGB
+// decoded to linear). It needs VK_IMAGE_USAGE_SAMPLED_BIT and is in `layout` when the work starts (its
+// last writer is in RecordSync::before); record() moves it to SHADER_READ_ONLY_OPTIMAL first where
+// `layout` is another one (GENERAL stays), and to `final_layout` after, ordered before any later use on
+// the queue. `format` and `extent`, where given (not UNDEFINED / 0), are checked: linear filtering must
+// be supported for the format, and the extent must be the ImageInput's.
+// An output is a storage image vkfuse writes whole: it needs VK_IMAGE_USAGE_STORAGE_BIT, the format of
+// ImageOutput::format and the output's W x H. record() moves it from `layout` (UNDEFINED allowed: its
+// contents are dropped) to GENERAL, and after the kernels to `final_layout` (SHADER_READ_ONLY_OPTIMAL
+// for a draw that samples it), made visible to RecordSync::after. `format` and `extent`, where given,
+// are checked against the session's.
+// submit() does no transitions: an input's `layout` and `final_layout` must then be the same, and one a
+// shader reads; an output's both GENERAL.
 struct ImageBinding {
   VkImage image = VK_NULL_HANDLE;
   VkImageView view = VK_NULL_HANDLE;  // a 2D view of mip level 0, layer 0
@@ -197,7 +203,8 @@ class Execution {
 
   // Makes the input or output `name` read or write the application's buffer (see DeviceTensor).
   Status bind(std::string_view name, const DeviceTensor& tensor);
-  // Feeds the image input `name` (SessionOptions::image_inputs) from `image`.
+  // Feeds the image input `name` (SessionOptions::image_inputs) from `image`, or makes the image output
+  // `name` (SessionOptions::image_outputs) write into it.
   Status bind_image(std::string_view name, const ImageBinding& image);
   // Makes `name` device-resident in vkfuse's own buffer and returns it (valid for the execution's life,
   // until bind() gives the name another buffer).

@@ -207,12 +207,37 @@ struct ImageInput {
   bool nhwc = false;
 };
 
+// A graph output written into an image (Execution::bind_image, <vkfuse/interop.hpp>) instead of a
+// tensor: its post-processing runs in one kernel that reads the output [1, C, H, W] (or [1, H, W, C]
+// with nhwc) and stores a W x H image; the elementwise chain the model ends with is computed in that
+// kernel's loads, so where the model ends that way it adds no dispatch (`vkfuse plan` and
+// Session::groups() show the store's group: "... -> ImageColor" or "... -> ImagePalette").
+struct ImageOutput {
+  enum class Mode {
+    // Image-to-image (style transfer, super-resolution, a filter): C at most 4; texel component i is
+    // value[channels[i]] * scale[i] + bias[i] (channels[i] = -1: bias[i] alone, e.g. an opaque alpha),
+    // clamped to 0..1 for UNORM formats.
+    kColor,
+    // Segmentation: texel = palette[argmax over the C channels % palette size] (ties: the first).
+    kPalette,
+  };
+  Mode mode = Mode::kColor;
+  enum class Format { kRGBA8, kRGBA16F, kRGBA32F };  // the image's format: R8G8B8A8_UNORM, R16G16B16A16_SFLOAT, R32G32B32A32_SFLOAT
+  Format format = Format::kRGBA8;
+  std::array<int, 4> channels{0, 1, 2, -1};
+  std::array<float, 4> scale{1.0f, 1.0f, 1.0f, 0.0f}, bias{0.0f, 0.0f, 0.0f, 1.0f};
+  std::vector<std::array<float, 4>> palette;  // kPalette: RGBA in 0..1, 1 to 256 entries
+  bool nhwc = false;
+};
+
 struct SessionOptions {
   bool fusion = true;     // VKFUSE_DISABLE_FUSION=1 turns it off whatever this says
   bool profile = true;    // timestamps around every dispatch, when the device has them
   // Graph inputs fed from images, by name. A kernel that reads one through a path that cannot sample
   // (a vector chain's stage) fails Session::create naming the group.
   std::map<std::string, ImageInput> image_inputs;
+  // Graph outputs written into images, by name (bound with Execution::bind_image as well).
+  std::map<std::string, ImageOutput> image_outputs;
 };
 
 // One fused group as compiled: what it runs and how long it took on the last run.
@@ -254,8 +279,8 @@ class Session {
   Session& operator=(Session&&) noexcept;
 
   // Uploads the named inputs, submits the recorded command buffer, waits, downloads every output.
-  // Each graph input must be given with its exact shape and dtype. A session with image inputs runs
-  // through executions only (kInvalidArgument here).
+  // Each graph input must be given with its exact shape and dtype. A session with image inputs or
+  // outputs runs through executions only (kInvalidArgument here).
   Result<std::map<std::string, HostTensor>> run(const std::map<std::string, HostTensor>& inputs);
 
   // Another execution of this compiled model (<vkfuse/interop.hpp>): its own intermediates, bindings,
@@ -263,7 +288,7 @@ class Session {
   // the session alive, so it may outlive it.
   Result<Execution> create_execution() const;
 
-  // Benchmarking (sessions without image inputs): replays the recorded dispatches `iterations` times in one submission (no transfers)
+  // Benchmarking (sessions without image inputs or outputs): replays the recorded dispatches `iterations` times in one submission (no transfers)
   // and returns the mean GPU milliseconds per iteration, timed from before the first dispatch to after
   // the last (no per-group timestamps in between, so groups overlap as in run()). Needs timestamp
   // support. Uses whatever the buffers hold (the last run's inputs).
