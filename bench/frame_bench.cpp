@@ -5,7 +5,9 @@
 // (median over --frames after a warm-up), plus the GPU time of the dispatches alone. JSON lines.
 //
 //   vkfuse_bench_frame MODEL.onnx [--frames 300] [--precision fp32|fp16] [--batch 1] [--image WxH]
-// With --image, a WxH RGBA8 frame instead (bench/frame_image.h).
+//       [--output-image palette]
+// With --image, a WxH RGBA8 frame instead (bench/frame_image.h); with --output-image palette too, the
+// output shown as a segmentation's palette image.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,7 +70,8 @@ int main(int argc, char** argv) {
     const auto x = image.find('x');
     return vkfuse::bench::run_image_frames(*context, *graph, path, precision,
                                            static_cast<std::uint32_t>(std::stoul(image.substr(0, x))),
-                                           static_cast<std::uint32_t>(std::stoul(image.substr(x + 1))), frames);
+                                           static_cast<std::uint32_t>(std::stoul(image.substr(x + 1))), frames,
+                                           vkfuse::bench::arg(argc, argv, "--output-image", "") == "palette");
   }
   vkfuse::SessionOptions options;
   options.profile = false;  // no timestamp after every dispatch: groups overlap as in production

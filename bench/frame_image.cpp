@@ -63,6 +63,76 @@ void preprocess(const std::vector<std::uint8_t>& rgba, std::uint32_t iw, std::ui
   }
 }
 
+// A device-local RGBA8 2D image and its view, the bench's own.
+struct BenchImage {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+};
+
+std::uint32_t memory_type(const VulkanHandles& vk, std::uint32_t bits, VkMemoryPropertyFlags want) {
+  VkPhysicalDeviceMemoryProperties mem{};
+  vkGetPhysicalDeviceMemoryProperties(vk.physical_device, &mem);
+  for (std::uint32_t t = 0; t < mem.memoryTypeCount; ++t)
+    if ((bits >> t & 1u) && (mem.memoryTypes[t].propertyFlags & want) == want) return t;
+  return 0u;
+}
+
+bool make_image(const VulkanHandles& vk, std::uint32_t width, std::uint32_t height, VkImageUsageFlags usage, BenchImage& img) {
+  VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  info.imageType = VK_IMAGE_TYPE_2D;
+  info.format = VK_FORMAT_R8G8B8A8_UNORM;
+  info.extent = {width, height, 1};
+  info.mipLevels = info.arrayLayers = 1;
+  info.samples = VK_SAMPLE_COUNT_1_BIT;
+  info.tiling = VK_IMAGE_TILING_OPTIMAL;
+  info.usage = usage;
+  if (vkCreateImage(vk.device, &info, nullptr, &img.image) != VK_SUCCESS) return false;
+  VkMemoryRequirements req{};
+  vkGetImageMemoryRequirements(vk.device, img.image, &req);
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (vkAllocateMemory(vk.device, &alloc, nullptr, &img.memory) != VK_SUCCESS) return false;
+  if (vkBindImageMemory(vk.device, img.image, img.memory, 0) != VK_SUCCESS) return false;
+  VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+  view_info.image = img.image;
+  view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  view_info.format = info.format;
+  view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  return vkCreateImageView(vk.device, &view_info, nullptr, &img.view) == VK_SUCCESS;
+}
+
+void destroy_image(const VulkanHandles& vk, BenchImage& img) {
+  vkDestroyImageView(vk.device, img.view, nullptr);
+  vkDestroyImage(vk.device, img.image, nullptr);
+  vkFreeMemory(vk.device, img.memory, nullptr);
+}
+
+// The segmentation display an application draws: each pixel's best class through a palette, RGBA8.
+std::vector<std::array<float, 4>> class_palette(std::int64_t classes) {
+  std::vector<std::array<float, 4>> palette;
+  for (std::int64_t c = 0; c < classes; ++c)
+    palette.push_back({static_cast<float>((c * 67) % 256) / 255.0f, static_cast<float>((c * 131) % 256) / 255.0f,
+                       static_cast<float>((c * 199) % 256) / 255.0f, 1.0f});
+  return palette;
+}
+
+// The host path's post-processing of scores [1, C, H, W]: argmax per pixel, palette, RGBA8 rows.
+void palette_on_cpu(const std::vector<float>& scores, const Shape& shape, const std::vector<std::array<float, 4>>& palette,
+                    std::vector<std::uint8_t>& rgba) {
+  const std::int64_t C = shape[1], pixels = shape[2] * shape[3];
+  rgba.resize(static_cast<std::size_t>(pixels * 4));
+  for (std::int64_t p = 0; p < pixels; ++p) {
+    std::int64_t best = 0;
+    for (std::int64_t c = 1; c < C; ++c)
+      if (scores[static_cast<std::size_t>(c * pixels + p)] > scores[static_cast<std::size_t>(best * pixels + p)]) best = c;
+    for (std::size_t i = 0; i < 4; ++i)
+      rgba[static_cast<std::size_t>(p * 4) + i] =
+          static_cast<std::uint8_t>(palette[static_cast<std::size_t>(best)][i] * 255.0f + 0.5f);
+  }
+}
+
 template <typename Frame>
 Result<double> per_frame_ms(int frames, Frame frame) {
   std::vector<double> ms;
@@ -78,7 +148,7 @@ Result<double> per_frame_ms(int frames, Frame frame) {
 }  // namespace
 
 int run_image_frames(const Context& context, const Graph& graph, const std::string& model, const std::string& precision,
-                     std::uint32_t width, std::uint32_t height, int frames) {
+                     std::uint32_t width, std::uint32_t height, int frames, bool palette_output) {
   const TensorDesc input = graph.inputs().at(0);
   const TensorDesc output = graph.outputs().at(0);
   const std::vector<std::uint8_t> rgba = make_frame(width, height);
@@ -87,11 +157,19 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
   auto plain = Session::create(context, graph, plain_options);
   if (!plain.ok()) return fail("Session::create", plain.status());
 
-  // 1. Host path: CPU resize + normalize, then upload, run, download.
+  if (palette_output && output.shape.size() != 4)
+    return fail("--output-image", make_error(ErrorCode::kInvalidArgument, "the output is not [1, C, H, W]"));
+  const std::vector<std::array<float, 4>> palette = class_palette(palette_output ? output.shape[1] : 0);
+
+  // 1. Host path: CPU resize + normalize, then upload, run, download (and, for an image output, the
+  // CPU's argmax and palette).
   std::vector<float> tensor;
+  std::vector<std::uint8_t> shown;
   auto host_ms = per_frame_ms(frames, [&]() -> Status {
     preprocess(rgba, width, height, input.shape, tensor);
-    return plain->run({{input.name, HostTensor::from_floats(input.shape, tensor, input.dtype)}}).status();
+    VKFUSE_ASSIGN_OR_RETURN(auto out, plain->run({{input.name, HostTensor::from_floats(input.shape, tensor, input.dtype)}}));
+    if (palette_output) palette_on_cpu(out.at(output.name).to_floats(), output.shape, palette, shown);
+    return {};
   });
   if (!host_ms.ok()) return fail("host path", host_ms.status());
 
@@ -103,51 +181,39 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
   image_input.mean = kMean;
   image_input.std = kStd;
   options.image_inputs[input.name] = image_input;
+  if (palette_output) {
+    ImageOutput image_output;
+    image_output.mode = ImageOutput::Mode::kPalette;
+    image_output.palette = palette;
+    options.image_outputs[output.name] = image_output;
+  }
   auto session = Session::create(context, graph, options);
   if (!session.ok()) return fail("Session::create (image input)", session.status());
   const VulkanHandles vk = vulkan_handles(context);
-  VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-  info.imageType = VK_IMAGE_TYPE_2D;
-  info.format = VK_FORMAT_R8G8B8A8_UNORM;
-  info.extent = {width, height, 1};
-  info.mipLevels = info.arrayLayers = 1;
-  info.samples = VK_SAMPLE_COUNT_1_BIT;
-  info.tiling = VK_IMAGE_TILING_OPTIMAL;
-  info.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-  VkImage image = VK_NULL_HANDLE;
-  BENCH_VK(vkCreateImage(vk.device, &info, nullptr, &image));
-  VkMemoryRequirements req{};
-  vkGetImageMemoryRequirements(vk.device, image, &req);
-  VkPhysicalDeviceMemoryProperties mem{};
-  vkGetPhysicalDeviceMemoryProperties(vk.physical_device, &mem);
-  auto memory_type = [&](std::uint32_t bits, VkMemoryPropertyFlags want) {
-    for (std::uint32_t t = 0; t < mem.memoryTypeCount; ++t)
-      if ((bits >> t & 1u) && (mem.memoryTypes[t].propertyFlags & want) == want) return t;
-    return 0u;
-  };
-  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  VkDeviceMemory image_memory = VK_NULL_HANDLE;
-  BENCH_VK(vkAllocateMemory(vk.device, &alloc, nullptr, &image_memory));
-  BENCH_VK(vkBindImageMemory(vk.device, image, image_memory, 0));
-  VkImageViewCreateInfo view_info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-  view_info.image = image;
-  view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-  view_info.format = info.format;
-  view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  VkImageView view = VK_NULL_HANDLE;
-  BENCH_VK(vkCreateImageView(vk.device, &view_info, nullptr, &view));
+  BenchImage frame_image;
+  if (!make_image(vk, width, height, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT, frame_image))
+    return std::fprintf(stderr, "vkfuse_bench_frame: the frame's image could not be made\n"), 1;
+  const VkImage image = frame_image.image;
+  const VkImageView view = frame_image.view;
+  // Image output: one RGBA8 image per frame in flight, which the application would draw.
+  BenchImage shown_images[2];
+  if (palette_output)
+    for (BenchImage& shown_image : shown_images)
+      if (!make_image(vk, static_cast<std::uint32_t>(output.shape[3]), static_cast<std::uint32_t>(output.shape[2]),
+                      VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_SAMPLED_BIT, shown_image))
+        return std::fprintf(stderr, "vkfuse_bench_frame: the output image could not be made\n"), 1;
   // The frame's pixels, once, through a staging buffer of the bench's own.
   VkBufferCreateInfo staging_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   staging_info.size = rgba.size();
   staging_info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   VkBuffer staging = VK_NULL_HANDLE;
   BENCH_VK(vkCreateBuffer(vk.device, &staging_info, nullptr, &staging));
+  VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(vk.device, staging, &req);
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex =
-      memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+      memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   VkDeviceMemory staging_memory = VK_NULL_HANDLE;
   BENCH_VK(vkAllocateMemory(vk.device, &alloc, nullptr, &staging_memory));
   BENCH_VK(vkBindBufferMemory(vk.device, staging, staging_memory, 0));
@@ -187,7 +253,7 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
     to_dst.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
     to_dst.srcQueueFamilyIndex = to_dst.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     to_dst.image = image;
-    to_dst.subresourceRange = view_info.subresourceRange;
+    to_dst.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     vkCmdPipelineBarrier(commands[0], VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
                          nullptr, 1, &to_dst);
     VkBufferImageCopy region{};
@@ -211,7 +277,14 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
     auto e = session->create_execution();
     if (!e.ok()) return fail("create_execution", e.status());
     if (Status s = e->bind_image(input.name, {image, view}); !s.ok()) return fail("bind_image", s);
-    if (auto out = e->device_tensor(output.name); !out.ok()) return fail("device_tensor", out.status());
+    if (palette_output) {
+      ImageBinding shown_binding{shown_images[i].image, shown_images[i].view};
+      shown_binding.layout = VK_IMAGE_LAYOUT_UNDEFINED;  // overwritten whole each frame
+      shown_binding.final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+      if (Status s = e->bind_image(output.name, shown_binding); !s.ok()) return fail("bind_image (output)", s);
+    } else if (auto out = e->device_tensor(output.name); !out.ok()) {
+      return fail("device_tensor", out.status());
+    }
     executions.push_back(std::move(e).value());
   }
   // One frame: the application's command buffer with vkfuse recorded into it, submitted, waited for
@@ -241,11 +314,12 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
   if (!pipelined_ms.ok()) return fail("device path, 2 in flight", pipelined_ms.status());
   vkWaitForFences(vk.device, 2, fences, VK_TRUE, UINT64_MAX);
   auto gpu_ms = median_gpu_ms(*plain, 20.0, 5, 5);
-  std::printf("{\"model\": \"%s\", \"precision\": \"%s\", \"frame\": \"%ux%u rgba8\", \"dispatches_plain\": %zu, "
+  std::printf("{\"model\": \"%s\", \"precision\": \"%s\", \"frame\": \"%ux%u rgba8\", \"output\": \"%s\", \"dispatches_plain\": %zu, "
               "\"dispatches_image\": %zu, \"frames\": %d, \"host_ms\": %.4f, \"device_ms\": %.4f, "
               "\"device_2_in_flight_ms\": %.4f, \"gpu_ms_plain\": %.4f, \"device_staging_bytes\": %llu, "
               "\"host_over_device\": %.3f}\n",
-              model.c_str(), precision.c_str(), width, height, plain->dispatch_count(), session->dispatch_count(), frames,
+              model.c_str(), precision.c_str(), width, height, palette_output ? "palette image" : "tensor",
+              plain->dispatch_count(), session->dispatch_count(), frames,
               *host_ms, *device_ms, *pipelined_ms, gpu_ms.ok() ? *gpu_ms : 0.0,
               static_cast<unsigned long long>(executions[0].last_staging_bytes()), *host_ms / *device_ms);
   executions.clear();
@@ -253,9 +327,9 @@ int run_image_frames(const Context& context, const Graph& graph, const std::stri
   vkDestroyCommandPool(vk.device, pool, nullptr);
   vkDestroyBuffer(vk.device, staging, nullptr);
   vkFreeMemory(vk.device, staging_memory, nullptr);
-  vkDestroyImageView(vk.device, view, nullptr);
-  vkDestroyImage(vk.device, image, nullptr);
-  vkFreeMemory(vk.device, image_memory, nullptr);
+  destroy_image(vk, frame_image);
+  if (palette_output)
+    for (BenchImage& shown_image : shown_images) destroy_image(vk, shown_image);
   return 0;
 }
 

@@ -10,7 +10,9 @@ with TF32 off (fp16: the model in half). One JSON line per model.
 
 With --image the frame is WxH RGBA8 bytes: the host path sends them to the GPU as they are, and both
 paths resize them there (bilinear, F.interpolate), normalize (ImageNet mean and std) and run the model.
-The device path's frame is already a CUDA tensor.
+The device path's frame is already a CUDA tensor. With --output-image palette too (a segmentation
+model's scores [1, C, H, W]), both paths show the output as vkfuse_bench_frame does: each pixel's best
+class through a palette, an RGBA8 image, on the GPU (the host path then copies that image back).
 """
 import argparse
 import json
@@ -43,6 +45,7 @@ def main():
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
     parser.add_argument("--image", default="")
+    parser.add_argument("--output-image", default="", choices=["", "palette"])
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -64,10 +67,20 @@ def main():
                 x = x[..., :3].permute(2, 0, 1).unsqueeze(0).float() / 255.0
                 x = torch.nn.functional.interpolate(x, size=size, mode="bilinear", align_corners=False)
                 return ((x - mean) / std).to(dtype)
+        run = model
+        if args.output_image:
+            classes = int(np.load(os.path.join(args.models_dir, name, "output.npy")).shape[1])
+            c = torch.arange(classes)
+            palette = torch.stack([(c * 67) % 256, (c * 131) % 256, (c * 199) % 256, torch.full_like(c, 255)],
+                                  dim=1).to(torch.uint8).cuda()
+
+            def run(x):
+                return palette[model(x).argmax(dim=1)[0]]  # [H, W, 4] RGBA8
         with torch.inference_mode():
             def host():
                 x = prepare(torch.from_numpy(frame).cuda())
-                return model(x).float().cpu().numpy()
+                y = run(x)
+                return (y if args.output_image else y.float()).cpu().numpy()
             host_ms = median_ms(host, args.frames)
 
             raw_in = torch.from_numpy(frame).cuda()
@@ -76,11 +89,11 @@ def main():
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
                 for _ in range(3):
-                    model(static_in)
+                    run(static_in)
             torch.cuda.current_stream().wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                static_out = model(prepare(raw_in))
+                static_out = run(prepare(raw_in))
 
             def device():
                 graph.replay()
@@ -89,6 +102,7 @@ def main():
             del static_out
         print(json.dumps({"model": name, "precision": args.precision, "frames": args.frames,
                           "frame": (args.image + " rgba8") if args.image else "input tensor",
+                          "output": "palette image" if args.output_image else "tensor",
                           "torch_host_ms": round(host_ms, 4), "torch_cuda_graph_ms": round(device_ms, 4),
                           "torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
 

@@ -705,7 +705,15 @@ class Planner {
     }
     for (NodeId q : drafts_[static_cast<std::size_t>(home)].nodes)
       if (group_of_[static_cast<std::size_t>(q)] == home && !chain.count(q)) return false;
-    if (shape_numel(graph_.value(graph_.node(element).output).shape) > kElementMaxOutputs) return false;
+    // A template that loads each element once computes it once, as the element's own dispatch would:
+    // neither the output limit nor the budget for repeated loads applies there.
+    const std::optional<KernelLaunch> consumer = anchor_launch(n);
+    const bool once = consumer && consumer->loads_once;
+    const Node& producer = graph_.node(element);
+    const auto made = producer.op->element(graph_.input_infos(element), {graph_.value(producer.output).shape,
+                                           graph_.value(producer.output).dtype}, producer.op_attrs());
+    if (!made.ok() || (made->loads_once_only && !once)) return false;
+    if (!once && shape_numel(graph_.value(producer.output).shape) > kElementMaxOutputs) return false;
     for (ValueId u : graph_.node(element).inputs) {
       const Value& input = graph_.value(u);
       if (!input.constant && input.consumers.size() > 1) return false;  // its dispatch runs beside theirs

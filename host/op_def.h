@@ -136,6 +136,10 @@ struct ElementLaunch {
   // > 0: the template also defines vkf_element_run(i, v), VKF_E_RUN neighbouring outputs at once (i a
   // multiple of VKF_E_RUN, which divides this: the outputs of one row, which a run does not leave).
   std::int64_t run_row = 0;
+  // Computed only in the loads of templates that load each element once (KernelLaunch::loads_once:
+  // an image store reading a segmentation's upsampled scores), whatever its output's size; a tiled
+  // anchor's repeated loads of it were never measured.
+  bool loads_once_only = false;
 };
 using ElementLauncher = Result<ElementLaunch> (*)(std::span<const TensorInfo> inputs, const TensorInfo& output,
                                                    const OpAttrs& attrs);

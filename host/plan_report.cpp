@@ -1,5 +1,7 @@
 #include "host/plan_report.h"
 
+#include "host/passes/image_outputs.h"
+
 #include <set>
 
 #include "host/graph.h"
@@ -22,9 +24,15 @@ const char* root_name(GroupRoot root) {
 
 }  // namespace
 
-Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode) {
+Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode,
+                                    const std::map<std::string, ImageOutput>& image_outputs) {
+  std::optional<GraphIR> with_stores;
+  if (!image_outputs.empty()) {
+    VKFUSE_ASSIGN_OR_RETURN(GraphIR appended, append_image_outputs(graph_ir(graph), image_outputs));
+    with_stores.emplace(std::move(appended));
+  }
   std::optional<FoldedLayerNorms> folded;
-  const GraphIR& ir = graph_to_plan(graph_ir(graph), mode, folded);
+  const GraphIR& ir = graph_to_plan(with_stores ? *with_stores : graph_ir(graph), mode, folded);
   VKFUSE_ASSIGN_OR_RETURN(FusionPlan plan, plan_fusion(ir, device, mode));
 
   PlanReport report;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,9 @@ struct PlanReport {
   std::uint64_t kept_bytes = 0;  // over all groups
 };
 
-Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode);
+// `image_outputs`: graph outputs written into images (SessionOptions::image_outputs), their stores
+// appended as a session appends them.
+Result<PlanReport> make_plan_report(const Graph& graph, const DevicePlan& device, FusionMode mode,
+                                    const std::map<std::string, ImageOutput>& image_outputs = {});
 
 }  // namespace vkfuse

@@ -36,6 +36,9 @@ MODELS = [
 BATCH_IN_GRAPH = ["shufflenet_v2_x1_0", "vit_b_16"]
 # Small models committed under tests/data/models for CI: the same layers as the big set, in KB.
 TINY_MODELS = ["tiny_cnn", "tiny_transformer"]
+# Models with an image output (the per-frame benchmark's image-output case, bench/frame_session.sh):
+# torchvision's segmentation models return {"out": scores}; the export returns the scores alone.
+SEGMENTATION_MODELS = ["lraspp_mobilenet_v3_large"]
 SEED = 20261122
 
 
@@ -85,12 +88,29 @@ def tiny_transformer():
     return Model()
 
 
-INPUT_SHAPES = {"tiny_cnn": (1, 3, 32, 32), "tiny_transformer": (1, 3, 32, 32)}
+INPUT_SHAPES = {"tiny_cnn": (1, 3, 32, 32), "tiny_transformer": (1, 3, 32, 32), "lraspp_mobilenet_v3_large": (1, 3, 512, 512)}
+
+
+def segmentation(name):
+    import torch.nn as nn
+    import torchvision
+
+    class Scores(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, num_classes=21)
+
+        def forward(self, x):
+            return self.net(x)["out"]
+
+    return Scores()
 
 
 def build(name):
     if name in TINY_MODELS:
         return globals()[name]()
+    if name in SEGMENTATION_MODELS:
+        return segmentation(name)
     import torchvision
     kwargs = {"weights": None}
     if name == "googlenet":
@@ -187,8 +207,9 @@ def main():
     parser.add_argument("--opset", type=int, default=17)
     args = parser.parse_args()
     for name in args.models.split(","):
-        if name not in MODELS + TINY_MODELS:
-            sys.exit(f"unknown model '{name}'; known: {', '.join(MODELS + TINY_MODELS)}")
+        known = MODELS + TINY_MODELS + SEGMENTATION_MODELS
+        if name not in known:
+            sys.exit(f"unknown model '{name}'; known: {', '.join(known)}")
         folder = os.path.join(args.out, name)
         if os.path.exists(os.path.join(folder, "output.npy")) and (
                 name not in BATCH_IN_GRAPH or os.path.exists(os.path.join(folder, "model_batched.onnx"))):

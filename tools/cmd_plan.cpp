@@ -1,6 +1,7 @@
 // vkfuse plan: the fused groups of an ONNX model, without a GPU, as text and optionally Graphviz.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <vkfuse/onnx.hpp>
@@ -14,6 +15,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--precision P] [--dot FILE] [--no-fusion]\n"
+    "                  [--image-input NAME ...] [--image-output NAME=color|palette ...]\n"
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
     "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
     "  of memory; then graph ops vs dispatches and waves.\n"
@@ -24,7 +26,11 @@ constexpr const char* kUsage =
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
     "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
     "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
-    "  --no-fusion         the unfused plan: one dispatch per op\n";
+    "  --no-fusion         the unfused plan: one dispatch per op\n"
+    "  --image-input NAME  the input comes from an image (SessionOptions::image_inputs): marks the groups\n"
+    "                      that sample it in their loads\n"
+    "  --image-output NAME=color|palette\n"
+    "                      the output goes into an image (SessionOptions::image_outputs): plans its store\n";
 
 // "x f32[1,3,224,224]"; constants say so.
 std::string describe_value(const PlanValue& v) {
@@ -129,7 +135,7 @@ int run_plan(const Args& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  auto parsed = parse_args(args, {"--shape", "--dot", "--precision"}, {"--no-fusion"});
+  auto parsed = parse_args(args, {"--shape", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     std::fprintf(stderr, "vkfuse plan: %s\n%s",
                  parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
@@ -147,7 +153,26 @@ int run_plan(const Args& args) {
   const bool fused = !parsed->has("--no-fusion");
   DevicePlan limits{};
   limits.subgroup_arithmetic = true;
-  auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused);
+  std::map<std::string, ImageOutput> image_outputs;
+  for (const std::string& spec : parsed->all("--image-output")) {
+    const auto eq = spec.find('=');
+    const std::string name = spec.substr(0, eq), mode = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    if (mode != "color" && mode != "palette")
+      return fail(make_error(ErrorCode::kInvalidArgument, "--image-output " + spec + ": expected NAME=color or NAME=palette"));
+    ImageOutput out;
+    if (mode == "palette") {
+      out.mode = ImageOutput::Mode::kPalette;
+      out.palette = {{0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f, 1.0f}};  // the plan does not depend on the colours
+    }
+    image_outputs[name] = out;
+  }
+  const std::vector<std::string> image_inputs = parsed->all("--image-input");
+  for (const std::string& name : image_inputs) {
+    bool found = false;
+    for (const TensorDesc& in : graph->inputs()) found = found || in.name == name;
+    if (!found) return fail(make_error(ErrorCode::kInvalidArgument, "--image-input " + name + ": the model has no input of that name"));
+  }
+  auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused, image_outputs);
   if (!report.ok()) return fail(report.status());
 
   std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch, subgroup arithmetic)\n",
@@ -161,6 +186,14 @@ int run_plan(const Args& args) {
                 g.kept_values.size(), g.kept_values.size() == 1 ? "" : "s");
     print_values("in:", *report, g.inputs);
     print_values("out:", *report, g.outputs);
+    for (int v : g.inputs)
+      for (const std::string& name : image_inputs)
+        if (report->values[static_cast<std::size_t>(v)].name == name)
+          std::printf("      image: samples '%s' in its loads (resize and normalization there, no dispatch)\n", name.c_str());
+    for (int v : g.outputs)
+      if (image_outputs.count(report->values[static_cast<std::size_t>(v)].name))
+        std::printf("      image: stores '%s' as texels into the application's image\n",
+                    report->values[static_cast<std::size_t>(v)].name.c_str());
     for (const auto& [value, into] : g.stored_into) {
       const int writer = report->values[static_cast<std::size_t>(into)].producer;  // the op that does not run
       std::printf("      into: %s stores into its slice of %s (the %s does not run)\n",

@@ -78,6 +78,7 @@ Result<KernelLaunch> launch_color(std::span<const TensorInfo> in, const TensorIn
   launch.root = "roots/image_color.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
   launch.loads_once = true;
+  launch.input_reads = {1};
   launch.defines = pixel_defines(p);
   for (std::size_t i = 0; i < 4; ++i) {
     const std::string c = std::to_string(i);
@@ -97,6 +98,7 @@ Result<KernelLaunch> launch_palette(std::span<const TensorInfo> in, const Tensor
   launch.root = "roots/image_palette.glsl";
   launch.workgroup_size = device.elementwise_workgroup;
   launch.loads_once = true;
+  launch.input_reads = {1, 0};
   launch.defines = pixel_defines(p);
   launch.defines.push_back({"VKF_PALETTE_SIZE", glsl_uint(in[1].shape[0])});
   launch.workgroups = {grid_for(p.height * p.width, launch.workgroup_size, device), 1, 1};

@@ -194,33 +194,77 @@ CoordFraction coord_fraction(int mode, std::int64_t in, std::int64_t out) {
   return f;
 }
 
+// Every dimension's source-coordinate fraction, as the kernels' arrays.
+struct Fractions {
+  std::vector<std::int64_t> num, offset, den;
+};
+
+Fractions fractions(int coord, const Shape& in, const Shape& out) {
+  Fractions all;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    const CoordFraction f = coord_fraction(coord, in[d], out[d]);
+    all.num.push_back(f.num);
+    all.offset.push_back(f.offset);
+    all.den.push_back(f.den);
+  }
+  return all;
+}
+
+// The linear element's constants (elements/resize_linear.glsl): the last two dimensions' sizes and
+// source-coordinate fractions.
+std::vector<std::pair<std::string, std::string>> linear_element_defines(const Shape& in, const Shape& out, const Fractions& f) {
+  const auto& num = f.num;
+  const auto& offset = f.offset;
+  const auto& den = f.den;
+  const std::size_t h = in.size() - 2, w = in.size() - 1;
+  return {{"VKF_E_OUT_H", glsl_uint(out[h])}, {"VKF_E_OUT_W", glsl_uint(out[w])},
+          {"VKF_E_IN_H", std::to_string(in[h])}, {"VKF_E_IN_W", std::to_string(in[w])},
+          {"VKF_E_NUM_H", std::to_string(num[h])}, {"VKF_E_OFF_H", std::to_string(offset[h])},
+          {"VKF_E_DEN_H", std::to_string(den[h])}, {"VKF_E_NUM_W", std::to_string(num[w])},
+          {"VKF_E_OFF_W", std::to_string(offset[w])}, {"VKF_E_DEN_W", std::to_string(den[w])}};
+}
+
 Result<KernelLaunch> launch_resize(std::span<const TensorInfo> in, const TensorInfo& out, const OpAttrs& attrs,
                                    const DevicePlan& device) {
   VKFUSE_ASSIGN_OR_RETURN(ResizeAttrs r, resize_attrs(in[0], attrs));
   // Rank >= 2 so that the linear path always finds its two dimensions (a leading 1 resizes to 1).
   const Shape in_shape = at_least_rank(in[0].shape, 2);
   const Shape out_shape = at_least_rank(r.sizes, 2);
-  std::vector<std::int64_t> num, offset, den;
-  for (std::size_t d = 0; d < in_shape.size(); ++d) {
-    const CoordFraction f = coord_fraction(r.coord, in_shape[d], out_shape[d]);
-    num.push_back(f.num);
-    offset.push_back(f.offset);
-    den.push_back(f.den);
-  }
+  const Fractions f = fractions(r.coord, in_shape, out_shape);
   KernelLaunch launch;
   launch.root = "roots/resize.glsl";
+  if (r.mode == 1) {
+    launch.element = "elements/resize_linear.glsl";
+    launch.defines = linear_element_defines(in_shape, out_shape, f);
+  }
   launch.workgroup_size = device.elementwise_workgroup;
-  launch.defines = {{"VKF_NUMEL", glsl_uint(shape_numel(out.shape))},
+  launch.defines.insert(launch.defines.end(), {{"VKF_NUMEL", glsl_uint(shape_numel(out.shape))},
                     {"VKF_RANK", std::to_string(in_shape.size())},
                     {"VKF_IN_SHAPE", glsl_int_array(in_shape)},
                     {"VKF_OUT_SHAPE", glsl_int_array(out_shape)},
-                    {"VKF_COORD_NUM", glsl_int_array(num)},
-                    {"VKF_COORD_OFFSET", glsl_int_array(offset)},
-                    {"VKF_COORD_DEN", glsl_int_array(den)},
+                    {"VKF_COORD_NUM", glsl_int_array(f.num)},
+                    {"VKF_COORD_OFFSET", glsl_int_array(f.offset)},
+                    {"VKF_COORD_DEN", glsl_int_array(f.den)},
                     {"VKF_RESIZE_LINEAR", std::to_string(r.mode)},
-                    {"VKF_NEAREST_MODE", std::to_string(r.nearest)}};
+                    {"VKF_NEAREST_MODE", std::to_string(r.nearest)}});
   launch.workgroups = {grid_for(shape_numel(out.shape), launch.workgroup_size, device), 1, 1};
   return launch;
+}
+
+// A linear Resize's elements, one at a time, for consumers that load each element once (ElementLaunch::
+// loads_once_only): four taps and three interpolations.
+Result<ElementLaunch> resize_element(std::span<const TensorInfo> in, const TensorInfo&, const OpAttrs& attrs) {
+  VKFUSE_ASSIGN_OR_RETURN(ResizeAttrs r, resize_attrs(in[0], attrs));
+  if (r.mode != 1) return make_error(ErrorCode::kUnsupported, "only a linear Resize's elements are computed alone");
+  const Shape in_shape = at_least_rank(in[0].shape, 2);
+  const Shape out_shape = at_least_rank(r.sizes, 2);
+  const Fractions f = fractions(r.coord, in_shape, out_shape);
+  ElementLaunch element;
+  element.root = "elements/resize_linear.glsl";
+  element.defines = linear_element_defines(in_shape, out_shape, f);
+  element.cost = 4.0f;
+  element.loads_once_only = true;
+  return element;
 }
 
 // The reference follows ONNX's formulas in double. Each is written so that a coordinate whose exact
@@ -302,7 +346,7 @@ const OpDef kResampleOps[] = {
     {.name = "Resize", .kind = OpKind::kKernel, .arity = 1, .input_class = {InputClass::kAny},
      .type_rule = TypeRule::kSameAsFirst, .attrs = kResizeAttrs, .cost = 0.0f, .tolerance = Tolerance::kSmooth,
      .domain = kDomain, .list_attrs = kResizeLists, .infer = infer_resize, .launch = launch_resize,
-     .reference_kernel = reference_resize},
+     .reference_kernel = reference_resize, .element = resize_element},
 };
 
 }  // namespace

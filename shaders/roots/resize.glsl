@@ -3,7 +3,8 @@
 // (the launcher derives it from the coordinate transformation mode), so rounding ties are decided
 // exactly. Nearest (VKF_RESIZE_LINEAR 0) rounds it by VKF_NEAREST_MODE (0 round_prefer_floor,
 // 1 round_prefer_ceil, 2 floor, 3 ceil) in every dimension; linear (1) interpolates between the two
-// neighbours in each of the last two dimensions. Source indices are clamped to the input.
+// neighbours in each of the last two dimensions (elements/resize_linear.glsl, which a consumer's loads
+// may compute instead). Source indices are clamped to the input.
 // Defines: VKF_NUMEL, VKF_RANK (>= 2), VKF_IN_SHAPE, VKF_OUT_SHAPE, VKF_COORD_NUM, VKF_COORD_OFFSET,
 // VKF_COORD_DEN (int[] of VKF_RANK), VKF_RESIZE_LINEAR, VKF_NEAREST_MODE.
 
@@ -53,19 +54,7 @@ void main() {
     }
     VKF_OUT0(o, VKF_IN0(source));
 #else
-    const int h = VKF_RANK - 2, w = VKF_RANK - 1;
-    const uint out_w = uint(vkf_out_shape[w]), out_h = uint(vkf_out_shape[h]);
-    const int in_w = vkf_in_shape[w], in_h = vkf_in_shape[h];
-    const ivec2 sx = vkf_source(int(o % out_w), w);
-    const ivec2 sy = vkf_source(int((o / out_w) % out_h), h);
-    const uint x0 = uint(clamp(sx.x, 0, in_w - 1)), x1 = uint(clamp(sx.x + 1, 0, in_w - 1));
-    const uint y0 = uint(clamp(sy.x, 0, in_h - 1)), y1 = uint(clamp(sy.x + 1, 0, in_h - 1));
-    const float fx = float(sx.y) / float(vkf_coord_den[w]);
-    const float fy = float(sy.y) / float(vkf_coord_den[h]);
-    const uint base = (o / (out_w * out_h)) * uint(in_h * in_w);
-    const float top = mix(VKF_IN0(base + y0 * uint(in_w) + x0), VKF_IN0(base + y0 * uint(in_w) + x1), fx);
-    const float bottom = mix(VKF_IN0(base + y1 * uint(in_w) + x0), VKF_IN0(base + y1 * uint(in_w) + x1), fx);
-    VKF_OUT0(o, mix(top, bottom, fy));
+    VKF_OUT0(o, vkf_element(o));  // elements/resize_linear.glsl, placed before this root
 #endif
   }
 }

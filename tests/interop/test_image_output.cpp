@@ -63,6 +63,19 @@ Graph segmentation_model() {
   return *g;
 }
 
+// Segmentation as the torchvision heads end: class scores at a lower resolution, upsampled bilinearly
+// (half_pixel) to the frame's size. The store computes the Resize's elements in its loads.
+Graph upsampled_segmentation_model() {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {1, 3, 8, 11});
+  const Tensor w = b.constant(HostTensor::from_floats({6, 3, 1, 1}, wave(18, 0.9, 0.2)), "w");
+  const Tensor scores = b.op("Conv", {x, w});
+  b.output(b.op("Resize", {scores}, {{"sizes", Ints{1, 6, kHeight, kWidth}}, {"mode", 1.0f}}), "out");
+  auto g = b.build();
+  REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  return *g;
+}
+
 // The texels the image should hold, from the host path's tensor [1, C, H, W].
 std::vector<float> texels_on_cpu(const HostTensor& out, const ImageOutput& io) {
   const std::vector<float> v = out.to_floats();
@@ -135,6 +148,7 @@ struct Case {
   bool fusion = true;
   std::size_t added = 1;  // dispatches the store adds (fused)
   bool submit = false;    // the submit() path: a host input, the image in GENERAL throughout
+  Shape input{1, 3, kHeight, kWidth};
 };
 
 std::vector<Case> cases() {
@@ -160,6 +174,11 @@ std::vector<Case> cases() {
   palette.output.mode = ImageOutput::Mode::kPalette;
   palette.output.palette = {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {1, 1, 1, 0.4f}};
   all.push_back(palette);
+  Case upsampled{"segmentation upsampled by a bilinear Resize, computed in the store's loads", upsampled_segmentation_model};
+  upsampled.output = palette.output;
+  upsampled.input = {1, 3, 8, 11};
+  upsampled.added = 0;
+  all.push_back(upsampled);
   Case palette_unfused = palette;
   palette_unfused.name = "the same, unfused";
   palette_unfused.fusion = false;
@@ -173,10 +192,9 @@ TEST_CASE("interop: image outputs, colour and palette, written by the last kerne
   AppVulkan app;
   {
     Context context = wrap(app);
-    const std::vector<float> input = wave(static_cast<std::size_t>(3 * kHeight * kWidth), 0.11, 0.3);
-    const HostTensor x = HostTensor::from_floats({1, 3, kHeight, kWidth}, input);
     for (const Case& c : cases()) {
       INFO(c.name);
+      const HostTensor x = HostTensor::from_floats(c.input, wave(static_cast<std::size_t>(shape_numel(c.input)), 0.11, 0.3));
       const Graph graph = c.graph();
       SessionOptions plain_options;
       plain_options.fusion = c.fusion;

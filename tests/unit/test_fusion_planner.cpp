@@ -12,6 +12,7 @@
 #include "host/element_rows_kernel.h"
 #include "host/fusion_planner.h"
 #include "host/graph.h"
+#include "host/passes/image_outputs.h"
 #include "support/residual_stream.h"
 
 namespace vkfuse {
@@ -444,6 +445,34 @@ TEST_CASE("elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's lo
   SUBCASE("a 3x3 Conv loads each element once per tap: 9 x 9 is past the budget, the pool is stored") {
     b.output(b.op("Conv", {pooled, b.input("w", {7, 13, 3, 3})}), "y");
     CHECK(labels_of(plan(build_graph(b))) == "MaxPool | Conv");
+  }
+}
+
+TEST_CASE("elements in loads: a linear Resize runs in an image store's loads, not in a tiled anchor's") {
+  //   x ─ Conv(1x1) ─ Resize(bilinear, x4) ─ out   => [Conv] [Resize -> ImagePalette]   (a segmentation
+  //   head's upsampled scores, shown through a palette: the upsampled scores are never stored)
+  using Ints = std::vector<std::int64_t>;
+  GraphBuilder b;
+  const Tensor scores = b.op("Conv", {b.input("x", {1, 8, 16, 16}), b.input("w", {21, 8, 1, 1})});
+  const Tensor up = b.op("Resize", {scores}, {{"sizes", Ints{1, 21, 64, 64}}, {"mode", 1.0f}});
+  SUBCASE("into the palette store, however large the upsampled scores") {
+    b.output(up, "out");
+    const Graph graph = build_graph(b);
+    ImageOutput palette;
+    palette.mode = ImageOutput::Mode::kPalette;
+    palette.palette = {{0, 0, 0, 1}, {1, 1, 1, 1}};
+    auto stored = append_image_outputs(graph_ir(graph), {{"out", palette}});
+    REQUIRE_MESSAGE(stored.ok(), stored.status().to_string());
+    auto fused = plan_fusion(*stored, DevicePlan{}, FusionMode::kFused);
+    REQUIRE(fused.ok());
+    CHECK(labels_of(*fused) == "Conv | Resize -> ImagePalette");
+    auto unfused = plan_fusion(*stored, DevicePlan{}, FusionMode::kUnfused);
+    REQUIRE(unfused.ok());
+    CHECK(labels_of(*unfused) == "Conv | Resize | ImagePalette");
+  }
+  SUBCASE("a pointwise Conv reading it stores it first") {
+    b.output(b.op("Conv", {up, b.input("w2", {4, 21, 1, 1})}), "y");
+    CHECK(labels_of(plan(build_graph(b))) == "Conv | Resize | Conv");
   }
 }
 
