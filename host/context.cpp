@@ -52,13 +52,6 @@ void Context::Impl::save_pipeline_cache() const {
   if (Status saved = pipeline_cache->save(); !saved.ok()) log_message(LogLevel::kWarn, saved.message());
 }
 
-DeviceSummary Context::device() const {
-  const DeviceCaps& caps = impl_->ctx().caps;
-  std::string driver = caps.driver_name;
-  if (!caps.driver_info.empty()) driver += (driver.empty() ? "" : " ") + caps.driver_info;
-  return {caps.name, device_type_name(caps.type), driver, version_to_string(caps.api_version)};
-}
-
 CacheStats Context::cache_stats() const {
   const KernelCacheStats s = impl_->cache->stats();
   return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected, impl_->pipeline_cache->loaded_bytes(),

@@ -2,6 +2,7 @@
 // its attributes), in topological order. Built by GraphBuilder, read by the passes and planners.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ struct GraphIR {
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   std::size_t source_op_count = 0;  // ops in the source model (ONNX nodes); 0 for C++ graphs
+  // Graph inputs' and outputs' symbolic dimension names, by name (GraphBuilder::set_dim_names).
+  std::map<std::string, std::vector<std::string>> dim_names;
 
   const Value& value(ValueId id) const { return values[static_cast<std::size_t>(id)]; }
   const Node& node(NodeId id) const { return nodes[static_cast<std::size_t>(id)]; }

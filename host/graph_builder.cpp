@@ -303,7 +303,11 @@ namespace {
 std::vector<TensorDesc> describe(const GraphIR* ir, const std::vector<ValueId>& values) {
   std::vector<TensorDesc> out;
   if (ir == nullptr) return out;
-  for (ValueId v : values) out.push_back({ir->value(v).name, ir->value(v).shape, ir->value(v).dtype});
+  for (ValueId v : values) {
+    const Value& value = ir->value(v);
+    out.push_back({value.name, value.shape, value.dtype});
+    if (auto names = ir->dim_names.find(value.name); names != ir->dim_names.end()) out.back().dim_names = names->second;
+  }
   return out;
 }
 }  // namespace
@@ -312,6 +316,10 @@ std::vector<TensorDesc> Graph::inputs() const { return describe(ir_.get(), ir_ ?
 std::vector<TensorDesc> Graph::outputs() const { return describe(ir_.get(), ir_ ? ir_->outputs : std::vector<ValueId>{}); }
 
 void GraphBuilder::set_source_op_count(std::size_t count) { state_->ir.source_op_count = count; }
+
+void GraphBuilder::set_dim_names(const std::string& io_name, std::vector<std::string> names) {
+  state_->ir.dim_names[io_name] = std::move(names);
+}
 
 const GraphIR& graph_ir(const Graph& graph) { return *graph.ir_; }
 

@@ -6,10 +6,11 @@ VKFUSE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VKFUSE_BUILD_DIR=${VKFUSE_BUILD_DIR:-$VKFUSE_ROOT/build}
 
 # Build tools, the Vulkan loader and headers, lavapipe (Vulkan on the CPU, for machines without a GPU),
-# the Khronos validation layer, glslang, SPIRV-Tools, GLM, doctest, protobuf and onnx.proto (ONNX import).
+# the Khronos validation layer, glslang, SPIRV-Tools, doctest, protobuf and onnx.proto (ONNX import),
+# pybind11 and Python's headers for the Python module, numpy and pytest for its tests.
 VKFUSE_PACKAGES=(cmake ninja-build g++ pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-                 vulkan-tools glslang-dev spirv-tools libglm-dev doctest-dev libprotobuf-dev protobuf-compiler
-                 libonnx-dev)
+                 vulkan-tools glslang-dev glslang-tools spirv-tools doctest-dev libprotobuf-dev protobuf-compiler
+                 libonnx-dev pybind11-dev python3-dev python3-numpy python3-pytest)
 
 vkfuse_install_missing() {
   local missing=()
@@ -28,6 +29,9 @@ vkfuse_install_missing() {
 }
 
 vkfuse_build() {
-  cmake -S "$VKFUSE_ROOT" -B "$VKFUSE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  # Debian's python3 (the one with python3-numpy) even where another python3 comes first on PATH.
+  local python=()
+  [ -x /usr/bin/python3 ] && python=(-DPython_EXECUTABLE=/usr/bin/python3)
+  cmake -S "$VKFUSE_ROOT" -B "$VKFUSE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${python[@]}" "$@"
   cmake --build "$VKFUSE_BUILD_DIR" --parallel "$(nproc)"
 }

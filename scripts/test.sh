@@ -17,6 +17,6 @@ ctest --test-dir "$VKFUSE_BUILD_DIR" --output-on-failure --timeout 900 -j "$(npr
 # The no-GPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer: the bad-input tests
 # (truncated and hostile model files, wrong tensor files) must fail cleanly, without a leak or UB.
 # (The GPU suite is not run here: the Vulkan driver itself is not sanitizer-clean.)
-VKFUSE_BUILD_DIR="$VKFUSE_BUILD_DIR-sanitize" vkfuse_build -DVKFUSE_BUILD_TESTS=ON -DVKFUSE_BUILD_BENCH=OFF -DVKFUSE_SANITIZE=ON
+VKFUSE_BUILD_DIR="$VKFUSE_BUILD_DIR-sanitize" vkfuse_build -DVKFUSE_BUILD_TESTS=ON -DVKFUSE_BUILD_BENCH=OFF -DVKFUSE_BUILD_PYTHON=OFF -DVKFUSE_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$VKFUSE_BUILD_DIR-sanitize" --output-on-failure --timeout 900 -j "$(nproc)" -L unit
 if [ "$models" = 1 ]; then "$VKFUSE_ROOT/scripts/test_models.sh"; fi

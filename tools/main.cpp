@@ -163,7 +163,7 @@ namespace {
 
 void print_usage(std::FILE* to) {
   std::fputs(
-      "usage: vkfuse <command> [options]\n"
+      "usage: vkfuse <command> [options]    (vkfuse --version: the version)\n"
       "\n"
       "commands:\n"
       "  devices [--json]                 list Vulkan devices, drivers and the limits vkfuse plans with\n"
@@ -210,6 +210,10 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  if (command == "--version" || command == "version") {
+    std::printf("vkfuse %s\n", vkfuse::version());
+    return 0;
+  }
   const vkfuse::cli::Args args(argv + 2, argv + argc);
   if (command == "devices") return vkfuse::cli::run_devices(args);
   if (command == "demo") return vkfuse::cli::run_demo(args);

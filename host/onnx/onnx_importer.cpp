@@ -84,6 +84,20 @@ Result<int> model_opset(const onnx::ModelProto& model, const std::string& path) 
   return make_error(ErrorCode::kInvalidArgument, path + ": the model imports no ai.onnx opset");
 }
 
+// The symbolic names a value's declared dims carry ("" for fixed ones, "?" for unnamed symbolic ones);
+// empty when none is symbolic.
+std::vector<std::string> declared_dim_names(const onnx::ValueInfoProto& value) {
+  std::vector<std::string> names;
+  if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape()) return names;
+  bool symbolic = false;
+  for (const auto& dim : value.type().tensor_type().shape().dim()) {
+    names.push_back(dim.has_dim_value() ? "" : dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : "?");
+    symbolic = symbolic || !names.back().empty();
+  }
+  if (!symbolic) names.clear();
+  return names;
+}
+
 // A graph input's static shape: the model's dims, with OnnxOptions::input_shapes fixing symbolic ones.
 Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& options, const std::string& path) {
   const std::string where = path + ": input '" + input.name() + "'";
@@ -155,6 +169,7 @@ Status add_inputs(ImportState& state, onnx::GraphProto& graph, const OnnxOptions
     if (!t.valid()) return state.builder.status().with_context(path);
     state.values[input.name()] = OnnxValue{nullptr, t, false};
     inputs.insert(input.name());
+    if (auto names = declared_dim_names(input); names.size() == shape.size()) state.builder.set_dim_names(input.name(), names);
   }
   for (const auto& [name, shape] : options.input_shapes)
     if (!inputs.count(name))
@@ -312,6 +327,7 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
     }
     const Shape shape = state.builder.shape(t);
     state.builder.output(t, name);
+    if (auto names = declared_dim_names(output); names.size() == shape.size()) state.builder.set_dim_names(name, names);
     if (!state.builder.status().ok()) return state.builder.status().with_context(path);
     // The declared shape, when the model has one, checks the import (shapes are all static here).
     if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
@@ -377,9 +393,40 @@ Result<Graph> import_model(const std::string& path, const OnnxOptions& options) 
   return built;
 }
 
+Result<OnnxModelInfo> inspect_model(const std::string& path) {
+  VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
+  OnnxModelInfo info;
+  VKFUSE_ASSIGN_OR_RETURN(info.opset, model_opset(*model, path));
+  const onnx::GraphProto& graph = model->graph();
+  info.node_count = static_cast<std::size_t>(graph.node_size());
+  info.producer = model->producer_name() + (model->producer_version().empty() ? "" : " " + model->producer_version());
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  auto describe = [&](const onnx::ValueInfoProto& value, const char* kind) -> Result<TensorDesc> {
+    const std::string where = path + ": " + kind + " '" + value.name() + "'";
+    if (!value.type().has_tensor_type()) return make_error(ErrorCode::kUnsupported, where + " is not a tensor");
+    TensorDesc desc{value.name(), {}, DType::kF32, declared_dim_names(value)};
+    VKFUSE_ASSIGN_OR_RETURN(desc.dtype, dtype_for_onnx_type(value.type().tensor_type().elem_type(), where));
+    for (const auto& dim : value.type().tensor_type().shape().dim()) desc.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    return desc;
+  };
+  for (const auto& input : graph.input()) {
+    if (initializers.count(input.name())) continue;
+    VKFUSE_ASSIGN_OR_RETURN(TensorDesc desc, describe(input, "input"));
+    info.inputs.push_back(std::move(desc));
+  }
+  for (const auto& output : graph.output()) {
+    VKFUSE_ASSIGN_OR_RETURN(TensorDesc desc, describe(output, "output"));
+    info.outputs.push_back(std::move(desc));
+  }
+  return info;
+}
+
 }  // namespace vkfuse::onnx_import
 
 namespace vkfuse {
+
+Result<OnnxModelInfo> inspect_onnx(const std::string& path) { return onnx_import::inspect_model(path); }
 
 Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options) { return onnx_import::import_model(path, options); }
 

@@ -161,7 +161,7 @@ struct VulkanHandles {
   VkQueue queue = VK_NULL_HANDLE;
   QueueLock queue_lock;
 };
-VulkanHandles vulkan_handles(const Context& context);
+VKFUSE_API VulkanHandles vulkan_handles(const Context& context);
 
 // Device memory one Execution holds, by part, in allocated bytes (Session::weight_bytes is the shared
 // part; Context::device_memory_bytes counts the same allocations).
@@ -191,7 +191,7 @@ struct ExecutionMemory {
 // misaligned, anything but wait() while a submit() is in flight, record() with host-resident tensors.
 // Not detectable, so documented: binding again, or destroying the execution, while a command buffer
 // holding its record() is pending on the GPU.
-class Execution {
+class VKFUSE_API Execution {
  public:
   ~Execution();  // waits for its own submission in flight, if any
   Execution(Execution&&) noexcept;

@@ -40,6 +40,18 @@ struct OnnxOptions {
 //
 // External data is read relative to the model's folder; an absolute location, or one that leaves the
 // folder, is refused.
-Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options = {});
+VKFUSE_API Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options = {});
+
+// What an .onnx file declares, read without building a graph: its inputs and outputs as a run takes
+// and gives them (dtypes mapped as load_onnx maps them; -1 and TensorDesc::dim_names for symbolic
+// dims, so a caller knows what to fix with OnnxOptions), the opset and the node count.
+struct OnnxModelInfo {
+  std::vector<TensorDesc> inputs;   // initializers excluded
+  std::vector<TensorDesc> outputs;
+  int opset = 0;
+  std::size_t node_count = 0;
+  std::string producer;             // "pytorch 2.11.0"
+};
+VKFUSE_API Result<OnnxModelInfo> inspect_onnx(const std::string& path);
 
 }  // namespace vkfuse

@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include <vkfuse/export.h>
 
 namespace vkfuse {
 
@@ -24,9 +25,9 @@ enum class ErrorCode {
   kNotReady,         // the GPU has not finished that work yet: wait, or ask again later
 };
 
-const char* error_code_name(ErrorCode code);
+VKFUSE_API const char* error_code_name(ErrorCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] VKFUSE_API Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}

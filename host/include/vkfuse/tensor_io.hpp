@@ -10,7 +10,7 @@
 namespace vkfuse {
 
 // By extension: ".npy" or ".pb".
-Result<HostTensor> read_tensor_file(const std::string& path);
-Status write_npy(const std::string& path, const HostTensor& tensor);
+VKFUSE_API Result<HostTensor> read_tensor_file(const std::string& path);
+VKFUSE_API Status write_npy(const std::string& path, const HostTensor& tensor);
 
 }  // namespace vkfuse

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <vkfuse/export.h>
+
 namespace vkfuse {
 
 // kU8: bytes 0..255 (8-bit storage), for pixels and masks; storage only: Cast them to compute.
@@ -14,12 +16,12 @@ enum class DType : std::uint8_t { kF32, kF16, kI32, kBool, kU8 };
 using Shape = std::vector<std::int64_t>;
 
 // "f32", "f16", "i32", "bool", "u8"
-const char* dtype_name(DType dtype);
+VKFUSE_API const char* dtype_name(DType dtype);
 // Bytes of one element in host memory and in GPU buffers (bool is one byte).
-std::size_t dtype_size(DType dtype);
+VKFUSE_API std::size_t dtype_size(DType dtype);
 // Product of the dimensions (1 for a scalar of rank 0).
-std::int64_t shape_numel(const Shape& shape);
+VKFUSE_API std::int64_t shape_numel(const Shape& shape);
 // "[2,256,4]"
-std::string shape_to_string(const Shape& shape);
+VKFUSE_API std::string shape_to_string(const Shape& shape);
 
 }  // namespace vkfuse

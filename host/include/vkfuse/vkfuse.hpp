@@ -34,7 +34,7 @@ namespace vkfuse {
 
 // A tensor in host memory: shape, dtype and the bytes in row-major order (bool: one byte, 0 or 1;
 // f16: IEEE half).
-struct HostTensor {
+struct VKFUSE_API HostTensor {
   Shape shape;
   DType dtype = DType::kF32;
   std::vector<std::byte> bytes;
@@ -69,14 +69,17 @@ struct GraphIR;
 // A graph input or output as a caller feeds or reads it.
 struct TensorDesc {
   std::string name;
-  Shape shape;
+  Shape shape;  // -1 for a symbolic dimension (only from inspect_onnx: a Graph's are all fixed)
   DType dtype = DType::kF32;
+  // Per dimension, the symbolic name the model declares for it ("batch"; "?" when it has none), "" for
+  // a fixed one; empty when no dimension is symbolic (and for graphs built in C++ without names).
+  std::vector<std::string> dim_names;
 };
 struct ExternalDevice;  // <vkfuse/interop.hpp>
 class Execution;        // <vkfuse/interop.hpp>
 
 // An immutable, validated graph. Cheap to copy.
-class Graph {
+class VKFUSE_API Graph {
  public:
   std::size_t node_count() const;
   std::size_t input_count() const;
@@ -95,7 +98,7 @@ class Graph {
 
 // Builds a graph op by op, checking shapes and dtypes as it goes. The first error is kept (and later
 // calls that depend on it return invalid tensors); build() reports it, naming the node and shapes.
-class GraphBuilder {
+class VKFUSE_API GraphBuilder {
  public:
   GraphBuilder();
   ~GraphBuilder();
@@ -113,6 +116,9 @@ class GraphBuilder {
 
   // For reports: how many ops the source model had (an importer sets the ONNX node count).
   void set_source_op_count(std::size_t count);
+  // Names the dimensions of a graph input or output (TensorDesc::dim_names): the symbolic names its
+  // model declared, "" for fixed dims.
+  void set_dim_names(const std::string& io_name, std::vector<std::string> names);
 
   Shape shape(Tensor tensor) const;
   DType dtype(Tensor tensor) const;
@@ -123,6 +129,9 @@ class GraphBuilder {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// "0.1.0": the library's version (the shared library's SONAME carries the major one).
+VKFUSE_API const char* version();
 
 struct ContextOptions {
   std::string device;              // index or name substring; "" = VKFUSE_DEVICE, else the best device
@@ -135,7 +144,14 @@ struct DeviceSummary {
   std::string type;    // "discrete", "integrated", "virtual", "cpu", "other"
   std::string driver;  // driver name and info
   std::string api_version;
+  std::uint32_t index = 0;  // the Vulkan enumeration index (ContextOptions::device accepts it)
+  std::uint64_t device_local_bytes = 0;
+  bool default_choice = false;  // list_devices: the one Context::create picks with no device named
 };
+
+// Every Vulkan device vkfuse can run on (list_devices()[i].index selects it). kNotFound, naming the
+// package to install, when there is no Vulkan driver.
+VKFUSE_API Result<std::vector<DeviceSummary>> list_devices();
 
 // The context's caches since it was created: kernels (source -> SPIR-V) and the driver's pipeline cache.
 struct CacheStats {
@@ -156,7 +172,7 @@ struct CacheStats {
 // A device, its queue, the kernel cache and a pipeline cache. Sessions keep their Context's internals
 // alive. The pipeline cache is written back to its file when it grew: after each Session::create and
 // when the context's internals are destroyed.
-class Context {
+class VKFUSE_API Context {
  public:
   // vkfuse's own instance, device and compute queue.
   static Result<Context> create(const ContextOptions& options);
@@ -268,7 +284,7 @@ struct SessionCreateStats {
 };
 
 // A compiled graph: groups planned, kernels compiled, memory planned, one command buffer recorded.
-class Session {
+class VKFUSE_API Session {
  public:
   // Plans, compiles and records. The kernels are built, compiled and made into pipelines on worker
   // threads of its own (see SessionCreateStats), all joined before it returns; an error names the first
