@@ -128,6 +128,10 @@ int run_bench(const Args& args) {
     return 1;
   };
   auto parsed = parse_args(args, {"--batch", "--shape", "--precision", "--repeats", "--iterations", "--top"}, {"--json"});
+  if (parsed.ok() && parsed->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (!parsed.ok() || parsed->positional.size() != 1) {
     if (!parsed.ok()) std::fprintf(stderr, "vkfuse bench: %s\n", parsed.status().message().c_str());
     std::fputs(kUsage, stderr);

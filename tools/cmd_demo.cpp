@@ -68,8 +68,24 @@ Status demo_model(const Context& context, const char* title, const Graph& graph,
 }  // namespace
 
 int run_demo(const Args& args) {
-  const std::int64_t batch = std::stoll(flag_value(args, "--batch", "8"));
-  const std::int64_t boxes = std::stoll(flag_value(args, "--boxes", "256"));
+  constexpr const char* kUsage =
+      "usage: vkfuse demo [--batch N] [--boxes N]\n"
+      "  the embedded GIoU-loss graph over boxes [N, boxes, 4] (default 8 x 256) and an elementwise\n"
+      "  chain, each fused and unfused, against the CPU reference\n";
+  auto parsed = parse_args(args, {"--batch", "--boxes"}, {});
+  if (parsed.ok() && parsed->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  auto batch_flag = parsed.ok() ? parsed->positive_int("--batch", 8) : Result<int>(parsed.status());
+  auto boxes_flag = parsed.ok() ? parsed->positive_int("--boxes", 256) : Result<int>(parsed.status());
+  const Status bad = !batch_flag.ok() ? batch_flag.status() : !boxes_flag.ok() ? boxes_flag.status() : Status{};
+  if (!bad.ok() || !parsed->positional.empty()) {
+    std::fprintf(stderr, "vkfuse demo: %s\n%s",
+                 bad.ok() ? ("unexpected argument '" + parsed->positional[0] + "'").c_str() : bad.message().c_str(), kUsage);
+    return 2;
+  }
+  const std::int64_t batch = *batch_flag, boxes = *boxes_flag;
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "vkfuse demo: %s\n", status.to_string().c_str());
     return 1;

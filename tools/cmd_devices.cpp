@@ -61,7 +61,17 @@ std::vector<Field> fields_of(const DeviceCaps& c) {
 }  // namespace
 
 int run_devices(const Args& args) {
-  const bool json = has_flag(args, "--json");
+  auto parsed = parse_args(args, {}, {"--json"});
+  if (!parsed.ok() || (parsed.ok() && !parsed->help && !parsed->positional.empty())) {
+    std::fprintf(stderr, "vkfuse devices: %s\nusage: vkfuse devices [--json]\n",
+                 parsed.ok() ? ("unexpected argument '" + parsed->positional[0] + "'").c_str() : parsed.status().message().c_str());
+    return 2;
+  }
+  if (parsed->help) {
+    std::fputs("usage: vkfuse devices [--json]\n  every Vulkan device, its driver and the limits vkfuse plans with; --json: as JSON\n", stdout);
+    return 0;
+  }
+  const bool json = parsed->has("--json");
   auto instance = Instance::create({});
   if (!instance.ok()) {
     std::fprintf(stderr, "vkfuse devices: %s\n", instance.status().to_string().c_str());

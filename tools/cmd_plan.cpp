@@ -14,7 +14,7 @@ namespace vkfuse::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--precision P] [--dot FILE] [--no-fusion]\n"
+    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--batch N] [--precision P] [--dot FILE] [--no-fusion]\n"
     "                  [--image-input NAME ...] [--image-output NAME=color|palette ...]\n"
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
     "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "  GPUs offer: attention groups need it), not with a device's own; a device's limits can size and\n"
     "  split groups differently under `vkfuse run`.\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+    "  --batch N           sets dimension 0 of every input\n"
     "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
     "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
     "  --no-fusion         the unfused plan: one dispatch per op\n"
@@ -131,11 +132,11 @@ int fail(const Status& status) {
 }  // namespace
 
 int run_plan(const Args& args) {
-  if (has_flag(args, "--help") || has_flag(args, "-h")) {
+  auto parsed = parse_args(args, {"--shape", "--batch", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion"});
+  if (parsed.ok() && parsed->help) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  auto parsed = parse_args(args, {"--shape", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     std::fprintf(stderr, "vkfuse plan: %s\n%s",
                  parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
@@ -148,8 +149,11 @@ int run_plan(const Args& args) {
   if (!shapes.ok()) return fail(shapes.status());
   const Result<DType> float_dtype = parse_precision(*parsed);
   if (!float_dtype.ok()) return fail(float_dtype.status());
-  auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
-  if (!graph.ok()) return fail(graph.status());
+  auto batch = parsed->optional_positive_int("--batch");
+  if (!batch.ok()) return fail(batch.status());
+  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype}, *batch);
+  if (!loaded.ok()) return fail(loaded.status());
+  Graph* graph = &loaded->graph;
   const bool fused = !parsed->has("--no-fusion");
   DevicePlan limits{};
   limits.subgroup_arithmetic = true;

@@ -24,11 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--output-dir DIR]\n"
+    "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--batch N] [--output-dir DIR]\n"
     "                  [--precision P] [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
     "  --input NAME=FILE   a graph input from .npy or ONNX TensorProto .pb (repeat per input;\n"
     "                      --input FILE alone for a one-input model)\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+    "  --batch N           sets dimension 0 of every input\n"
     "  --output-dir DIR    writes DIR/NAME.npy per output (created if missing)\n"
     "  --precision P       fp32 (default) or fp16: float tensors stored as f16 inside the graph,\n"
     "                      fp32 arithmetic in the kernels; inputs and outputs stay f32\n"
@@ -151,6 +152,40 @@ Result<std::pair<std::string, HostTensor>> read_reference(const std::string& dir
                                               ", " + candidates[2] + ")");
 }
 
+// "min -1.2 max 3.4 mean 0.05", and for a classifier's scores ([N] or [1, N], N >= 10) the top 5 as
+// "index value" pairs.
+std::string summarize(const HostTensor& tensor) {
+  const std::vector<float> v = tensor.to_floats();
+  if (v.empty()) return "empty";
+  double lo = v[0], hi = v[0], sum = 0.0;
+  std::size_t nan = 0;
+  for (float x : v) {
+    if (std::isnan(x)) {
+      ++nan;
+      continue;
+    }
+    lo = std::min<double>(lo, x);
+    hi = std::max<double>(hi, x);
+    sum += x;
+  }
+  char text[160];
+  std::snprintf(text, sizeof text, "min %.4g max %.4g mean %.4g", lo, hi, nan == v.size() ? 0.0 : sum / double(v.size() - nan));
+  std::string out = text;
+  if (nan > 0) out += ", " + std::to_string(nan) + " NaN";
+  const bool classifier = tensor.shape.size() == 1 || (tensor.shape.size() == 2 && tensor.shape[0] == 1);
+  if (classifier && v.size() >= 10) {
+    std::vector<std::size_t> order(v.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](std::size_t a, std::size_t b) { return v[a] > v[b]; });
+    out += "; top 5:";
+    for (std::size_t k = 0; k < 5; ++k) {
+      std::snprintf(text, sizeof text, " %zu (%.4g)", order[k], static_cast<double>(v[order[k]]));
+      out += text;
+    }
+  }
+  return out;
+}
+
 int fail(const Status& status) {
   std::fprintf(stderr, "vkfuse run: %s\n", status.to_string().c_str());
   return 1;
@@ -159,12 +194,12 @@ int fail(const Status& status) {
 }  // namespace
 
 int run_run(const Args& args) {
-  if (has_flag(args, "--help") || has_flag(args, "-h")) {
+  auto parsed = parse_args(args, {"--input", "--shape", "--batch", "--output-dir", "--compare", "--tolerance", "--runs", "--precision"},
+                           {"--no-fusion"});
+  if (parsed.ok() && parsed->help) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  auto parsed =
-      parse_args(args, {"--input", "--shape", "--output-dir", "--compare", "--tolerance", "--runs", "--precision"}, {"--no-fusion"});
   if (!parsed.ok() || parsed->positional.size() != 1) {
     std::fprintf(stderr, "vkfuse run: %s\n%s",
                  parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
@@ -201,8 +236,11 @@ int run_run(const Args& args) {
   if (!compare_dir.empty() && !fs::is_directory(compare_dir))
     return fail(make_error(ErrorCode::kNotFound, "--compare " + compare_dir + ": no such folder"));
 
-  auto graph = load_onnx(model, OnnxOptions{*shapes, *float_dtype});
-  if (!graph.ok()) return fail(graph.status());
+  auto batch = parsed->optional_positive_int("--batch");
+  if (!batch.ok()) return fail(batch.status());
+  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype}, *batch);
+  if (!loaded.ok()) return fail(loaded.status());
+  Graph* graph = &loaded->graph;
   const GraphIR& ir = graph_ir(*graph);
   std::vector<GraphInput> expected;
   for (ValueId v : ir.inputs) expected.push_back({ir.value(v).name, ir.value(v).shape, ir.value(v).dtype});
@@ -257,7 +295,7 @@ int run_run(const Args& args) {
       if (Status s = write_npy(path, out); !s.ok()) return fail(s);
       std::printf(" -> %s", path.c_str());
     }
-    std::printf("\n");
+    std::printf("\n  %s\n", summarize(out).c_str());
   }
 
   int exit_code = 0;

@@ -109,6 +109,10 @@ int run_startup(const Args& args) {
     return 1;
   };
   auto parsed = parse_args(args, {"--batch", "--shape"}, {"--json"});
+  if (parsed.ok() && parsed->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (!parsed.ok() || parsed->positional.size() != 1) {
     if (!parsed.ok()) std::fprintf(stderr, "vkfuse startup: %s\n", parsed.status().message().c_str());
     std::fputs(kUsage, stderr);

@@ -24,15 +24,11 @@ int run_plan(const Args& args);     // vkfuse plan MODEL [--shape NAME=DIMS ...]
 int run_bench(const Args& args);    // vkfuse bench MODEL [--batch N] [--json] ... (fused vs unfused timing)
 int run_startup(const Args& args);  // vkfuse startup MODEL [--batch N] [--json] ... (cold and warm session creation)
 
-// True when `flag` is among the args.
-bool has_flag(const Args& args, const std::string& flag);
-// The value after `flag`, or `fallback`.
-std::string flag_value(const Args& args, const std::string& flag, const std::string& fallback);
-
 // A command line checked against the flags a command knows: "--flag VALUE" and "--flag=VALUE" for
 // `valued` flags (repeatable: every value is kept in order), bare `switches`, everything else that does
 // not start with "--" is positional. An unknown flag or a missing value is an error.
 struct ParsedArgs {
+  bool help = false;  // --help or -h was given: the command prints its usage and exits 0
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>, std::less<>> values;
   std::map<std::string, bool, std::less<>> switches;
@@ -43,9 +39,18 @@ struct ParsedArgs {
   std::string value(std::string_view flag, const std::string& fallback = "") const;
   // The last value given as an integer in [1, 1000000], or `fallback`; kInvalidArgument names the flag.
   Result<int> positive_int(std::string_view flag, int fallback) const;
+  // The same, or nullopt when the flag is not given.
+  Result<std::optional<int>> optional_positive_int(std::string_view flag) const;
 };
 Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::string_view> valued,
                               std::initializer_list<std::string_view> switches);
+
+// The candidate nearest to `typed` by edit distance, or "" when none is close enough to be a typo.
+std::string nearest(std::string_view typed, const std::vector<std::string>& candidates);
+
+// A vkfuse message in the CLI's terms: API names (OnnxOptions::input_shapes, ...) become the flags
+// that set them (--shape, ...).
+std::string cli_terms(std::string message);
 
 // "NAME=1x3x224x224" (repeatable) -> {"NAME", {1, 3, 224, 224}}. Dimensions must be positive.
 Result<std::map<std::string, Shape>> parse_shape_flags(const std::vector<std::string>& values);
@@ -68,6 +73,8 @@ struct LoadedModel {
   Graph graph;
   double load_ms = 0.0;
 };
+// A folder, or a path that does not exist, fails before any parsing, saying which (and naming a
+// model.onnx inside the folder if there is one); load errors are in the CLI's terms.
 Result<LoadedModel> load_model(const std::string& path, const OnnxOptions& options, std::optional<int> batch);
 
 }  // namespace vkfuse::cli

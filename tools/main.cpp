@@ -5,24 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "commands.h"
 #include "host/graph.h"
 
 namespace vkfuse::cli {
-
-bool has_flag(const Args& args, const std::string& flag) {
-  for (const std::string& a : args)
-    if (a == flag) return true;
-  return false;
-}
-
-std::string flag_value(const Args& args, const std::string& flag, const std::string& fallback) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == flag) return args[i + 1];
-  return fallback;
-}
 
 bool ParsedArgs::has(std::string_view flag) const {
   return switches.find(flag) != switches.end() || values.find(flag) != values.end();
@@ -48,6 +37,57 @@ Result<int> ParsedArgs::positive_int(std::string_view flag, int fallback) const 
   return static_cast<int>(number);
 }
 
+std::string nearest(std::string_view typed, const std::vector<std::string>& candidates) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;  // a typo, not another word
+  for (const std::string& c : candidates)
+    if (const std::size_t d = distance(typed, c); d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  return best;
+}
+
+std::string cli_terms(std::string message) {
+  static const std::pair<const char*, const char*> kTerms[] = {
+      {"fix it with OnnxOptions::input_shapes or OnnxOptions::batch", "fix it with --shape NAME=DIMS or --batch N"},
+      {"give one with OnnxOptions::input_shapes", "give one with --shape NAME=DIMS"},
+      {"OnnxOptions::input_shapes names", "--shape names"},
+      {"OnnxOptions::input_shapes", "--shape"},
+      {"OnnxOptions::batch", "--batch"},
+      {"OnnxOptions::float_dtype", "--precision"},
+  };
+  for (const auto& [api, flag] : kTerms)
+    for (std::size_t at = message.find(api); at != std::string::npos; at = message.find(api, at + std::strlen(flag)))
+      message.replace(at, std::strlen(api), flag);
+  // The library's hint for API users ("(vkfuse run --shape input=...)") repeats the flag just named.
+  if (const std::size_t at = message.find(" (vkfuse run --shape "); at != std::string::npos) {
+    const std::size_t close = message.find(')', at);
+    if (close != std::string::npos) message.erase(at, close - at + 1);
+  }
+  return message;
+}
+
+Result<std::optional<int>> ParsedArgs::optional_positive_int(std::string_view flag) const {
+  if (!has(flag)) return std::optional<int>();
+  VKFUSE_ASSIGN_OR_RETURN(const int value, positive_int(flag, 1));
+  return std::optional<int>(value);
+}
+
 Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::string_view> valued,
                               std::initializer_list<std::string_view> switches) {
   auto known = [](std::initializer_list<std::string_view> list, std::string_view flag) {
@@ -58,6 +98,10 @@ Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::strin
   ParsedArgs parsed;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      parsed.help = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0 || arg == "--") {
       parsed.positional.push_back(arg);
       continue;
@@ -77,7 +121,11 @@ Result<ParsedArgs> parse_args(const Args& args, std::initializer_list<std::strin
     } else if (known(switches, flag)) {
       return make_error(ErrorCode::kInvalidArgument, flag + " takes no value");
     } else {
-      return make_error(ErrorCode::kInvalidArgument, "unknown option '" + flag + "'");
+      std::vector<std::string> known_flags(valued.begin(), valued.end());
+      known_flags.insert(known_flags.end(), switches.begin(), switches.end());
+      const std::string guess = nearest(flag, known_flags);
+      return make_error(ErrorCode::kInvalidArgument,
+                        "unknown option '" + flag + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
     }
   }
   return parsed;
@@ -152,8 +200,17 @@ Result<LoadedModel> load_model(const std::string& path, const OnnxOptions& optio
     for (auto& [name, shape] : batched.input_shapes)
       if (!shape.empty()) shape[0] = *batch;
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    const std::filesystem::path inside = std::filesystem::path(path) / "model.onnx";
+    return make_error(ErrorCode::kInvalidArgument, path + " is a folder, not an .onnx file" +
+                                                       (std::filesystem::is_regular_file(inside, ec) ? " (did you mean " + inside.string() + "?)" : ""));
+  }
   auto graph = load_onnx(path, batched);
-  if (!graph.ok()) return batch ? graph.status().with_context("with --batch " + std::to_string(*batch)) : graph.status();
+  if (!graph.ok()) {
+    Status status(graph.status().code(), cli_terms(graph.status().message()));
+    return batch ? status.with_context("with --batch " + std::to_string(*batch)) : status;
+  }
   return LoadedModel{std::move(graph).value(), std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
 }
 
@@ -196,6 +253,7 @@ void print_usage(std::FILE* to) {
       "                                   phase: context, plan, kernels and pipelines, memory, record\n"
       "\n"
       "  --shape NAME=DIMS fixes a symbolic input dimension, e.g. --shape input=1x3x224x224\n"
+      "  vkfuse <command> --help: that command's options\n"
       "\n"
       "environment: VKFUSE_DEVICE, VKFUSE_VALIDATION, VKFUSE_DISABLE_FUSION, VKFUSE_CACHE_DIR,\n"
       "             VKFUSE_COMPILE_THREADS, VKFUSE_DUMP_DIR, VKFUSE_LOG (see README.md)\n",
@@ -221,7 +279,9 @@ int main(int argc, char** argv) {
   if (command == "plan") return vkfuse::cli::run_plan(args);
   if (command == "bench") return vkfuse::cli::run_bench(args);
   if (command == "startup") return vkfuse::cli::run_startup(args);
-  std::fprintf(stderr, "vkfuse: unknown command '%s'\n\n", command.c_str());
+  const std::string guess = vkfuse::cli::nearest(command, {"devices", "demo", "run", "plan", "bench", "startup", "--version"});
+  std::fprintf(stderr, "vkfuse: unknown command '%s'%s\n\n", command.c_str(),
+               guess.empty() ? "" : (" (did you mean '" + guess + "'?)").c_str());
   print_usage(stderr);
   return 2;
 }
