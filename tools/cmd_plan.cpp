@@ -1,4 +1,5 @@
 // vkfuse plan: the fused groups of an ONNX model, without a GPU, as text and optionally Graphviz.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -71,6 +72,7 @@ std::string plan_to_dot(const PlanReport& report) {
       "digraph vkfuse_plan {\n  rankdir=TB;\n  graph [fontname=\"Helvetica\", fontsize=11];\n"
       "  node [fontname=\"Helvetica\", fontsize=10];\n";
   std::set<int> shown_values;
+  std::set<int> drawn_from;  // values with the edge from their producer drawn
   std::string edges;
   auto value_node = [&](int v) {
     shown_values.insert(v);
@@ -96,8 +98,20 @@ std::string plan_to_dot(const PlanReport& report) {
       }
     }
     dot += "  }\n";
-    for (int v : g.outputs)
+    for (int v : g.outputs) {
       edges += "  " + prefix + std::to_string(report.values[static_cast<std::size_t>(v)].producer) + " -> " + value_node(v) + ";\n";
+      drawn_from.insert(v);
+    }
+    // Written in place into a larger tensor (a Concat's slice, a copy's places), or read as the leading
+    // elements of one: the two tensors share memory.
+    for (const auto& [part, whole] : g.stored_into) {
+      edges += "  " + value_node(part) + " -> " + value_node(whole) + " [style=dashed, label=\"stored into\"];\n";
+      drawn_from.insert(whole);
+    }
+    for (const auto& [part, whole] : g.read_from) {
+      edges += "  " + value_node(whole) + " -> " + value_node(part) + " [style=dashed, label=\"leading elements\"];\n";
+      drawn_from.insert(part);
+    }
   }
   for (std::size_t n = 0; n < report.nodes.size(); ++n) {
     const PlanNode& node = report.nodes[n];
@@ -108,6 +122,20 @@ std::string plan_to_dot(const PlanReport& report) {
       if (!report.values[static_cast<std::size_t>(v)].is_scalar_constant)
         edges += "  " + value_node(v) + " -> n" + std::to_string(n) + ";\n";
     edges += "  n" + std::to_string(n) + " -> " + value_node(node.output) + ";\n";
+    drawn_from.insert(node.output);
+  }
+  // A tensor read from memory that its group does not list as an output (a Concat's slice written in
+  // place, a value another group reads while its own group keeps it): from its producer in the first
+  // group that computes it.
+  for (int v : std::set<int>(shown_values)) {
+    const int producer = report.values[static_cast<std::size_t>(v)].producer;
+    if (producer < 0 || drawn_from.count(v)) continue;
+    for (std::size_t k = 0; k < report.groups.size(); ++k) {
+      const std::vector<int>& nodes = report.groups[k].nodes;
+      if (std::find(nodes.begin(), nodes.end(), producer) == nodes.end()) continue;
+      edges += "  g" + std::to_string(k) + "_n" + std::to_string(producer) + " -> " + value_node(v) + ";\n";
+      break;
+    }
   }
   for (int v : report.inputs) shown_values.insert(v);
   for (int v : report.outputs) shown_values.insert(v);
