@@ -15,7 +15,7 @@ namespace vkfuse::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--batch N] [--precision P] [--dot FILE] [--no-fusion]\n"
+    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--batch N] [--precision P] [--dot FILE] [--no-fusion] [--json]\n"
     "                  [--image-input NAME ...] [--image-output NAME=color|palette ...]\n"
     "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
     "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
@@ -29,6 +29,7 @@ constexpr const char* kUsage =
     "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
     "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
     "  --no-fusion         the unfused plan: one dispatch per op\n"
+    "  --json              the plan as JSON: totals, then each group's label, root, ops, wave, inputs, outputs\n"
     "  --image-input NAME  the input comes from an image (SessionOptions::image_inputs): marks the groups\n"
     "                      that sample it in their loads\n"
     "  --image-output NAME=color|palette\n"
@@ -152,6 +153,44 @@ std::string plan_to_dot(const PlanReport& report) {
   return dot + edges + "}\n";
 }
 
+// The plan as one JSON object: the totals, then each group with what it reads and writes.
+std::string plan_to_json(const PlanReport& report, const std::string& model, std::size_t onnx_ops) {
+  auto names = [&](const std::vector<int>& values) {
+    std::string list;
+    for (int v : values) list += (list.empty() ? "\"" : ", \"") + json_escape(report.values[static_cast<std::size_t>(v)].name) + "\"";
+    return "[" + list + "]";
+  };
+  const std::size_t waves = report.groups.empty() ? 0 : report.groups.back().wave + 1;
+  std::string json = "{\"model\": \"" + json_escape(model) + "\", \"fused\": " + (report.fused ? "true" : "false") +
+                     ", \"onnx_ops\": " + std::to_string(onnx_ops) + ", \"graph_ops\": " + std::to_string(report.op_count) +
+                     ", \"views\": " + std::to_string(report.view_count) + ", \"folded_layer_norms\": " +
+                     std::to_string(report.folded_layer_norms) + ", \"dispatches\": " + std::to_string(report.groups.size()) +
+                     ", \"waves\": " + std::to_string(waves) + ", \"kept_bytes\": " + std::to_string(report.kept_bytes) +
+                     ",\n \"groups\": [";
+  for (std::size_t k = 0; k < report.groups.size(); ++k) {
+    const PlanGroup& g = report.groups[k];
+    json += std::string(k ? "," : "") + "\n  {\"index\": " + std::to_string(k) + ", \"label\": \"" + json_escape(g.label) +
+            "\", \"root\": \"" + g.root + "\", \"ops\": " + std::to_string(g.nodes.size()) + ", \"wave\": " +
+            std::to_string(g.wave) + ", \"inputs\": " + names(g.inputs) + ", \"outputs\": " + names(g.outputs) +
+            ", \"kept_bytes\": " + std::to_string(g.kept_bytes) + "}";
+  }
+  return json + "]}\n";
+}
+
+void print_totals(const PlanReport& report, std::size_t onnx_ops) {
+  std::printf("total: ");
+  if (onnx_ops > 0) std::printf("%zu ONNX ops, ", onnx_ops);
+  std::printf("%zu graph ops after import", report.op_count);
+  if (report.folded_layer_norms > 0)
+    std::printf(" and %d LayerNorm%s folded into the products that read %s", report.folded_layer_norms,
+                report.folded_layer_norms == 1 ? "" : "s", report.folded_layer_norms == 1 ? "it" : "them");
+  if (report.view_count > 0)
+    std::printf(" (+%zu view%s, no dispatch)", report.view_count, report.view_count == 1 ? "" : "s");
+  const std::size_t waves = report.groups.empty() ? 0 : report.groups.back().wave + 1;
+  std::printf(" -> %zu dispatch%s in %zu wave%s; %s of intermediates kept out of memory\n", report.groups.size(),
+              report.groups.size() == 1 ? "" : "es", waves, waves == 1 ? "" : "s", format_bytes(report.kept_bytes).c_str());
+}
+
 int fail(const Status& status) {
   std::fprintf(stderr, "vkfuse plan: %s\n", status.to_string().c_str());
   return 1;
@@ -160,7 +199,7 @@ int fail(const Status& status) {
 }  // namespace
 
 int run_plan(const Args& args) {
-  auto parsed = parse_args(args, {"--shape", "--batch", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion"});
+  auto parsed = parse_args(args, {"--shape", "--batch", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion", "--json"});
   if (parsed.ok() && parsed->help) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -207,10 +246,12 @@ int run_plan(const Args& args) {
   auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused, image_outputs);
   if (!report.ok()) return fail(report.status());
 
-  std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch, subgroup arithmetic)\n",
-              model.c_str(),
-              fused ? "fused" : "unfused", limits.max_bindings);
-  for (std::size_t k = 0; k < report->groups.size(); ++k) {
+  const bool json = parsed->has("--json");
+  if (json) std::fputs(plan_to_json(*report, model, graph->source_op_count()).c_str(), stdout);
+  if (!json)
+    std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch, subgroup arithmetic)\n",
+                model.c_str(), fused ? "fused" : "unfused", limits.max_bindings);
+  for (std::size_t k = 0; k < report->groups.size() && !json; ++k) {
     const PlanGroup& g = report->groups[k];
     std::printf("  [%zu] %s\n", k, g.label.c_str());
     std::printf("      %zu op%s, %s root, wave %zu, intermediates kept out of memory: %s (%zu value%s)\n", g.nodes.size(),
@@ -240,24 +281,14 @@ int run_plan(const Args& args) {
   }
   // ONNX ops are the nodes in the file; graph ops are what remains after import (constant folding,
   // BatchNormalization folding, views) and, in a fused plan, after the LayerNorm fold.
-  std::printf("total: ");
-  if (graph->source_op_count() > 0) std::printf("%zu ONNX ops, ", graph->source_op_count());
-  std::printf("%zu graph ops after import", report->op_count);
-  if (report->folded_layer_norms > 0)
-    std::printf(" and %d LayerNorm%s folded into the products that read %s", report->folded_layer_norms,
-                report->folded_layer_norms == 1 ? "" : "s", report->folded_layer_norms == 1 ? "it" : "them");
-  if (report->view_count > 0)
-    std::printf(" (+%zu view%s, no dispatch)", report->view_count, report->view_count == 1 ? "" : "s");
-  const std::size_t waves = report->groups.empty() ? 0 : report->groups.back().wave + 1;
-  std::printf(" -> %zu dispatch%s in %zu wave%s; %s of intermediates kept out of memory\n", report->groups.size(),
-              report->groups.size() == 1 ? "" : "es", waves, waves == 1 ? "" : "s", format_bytes(report->kept_bytes).c_str());
+  if (!json) print_totals(*report, graph->source_op_count());
 
   if (const std::string dot_path = parsed->value("--dot"); !dot_path.empty()) {
     std::ofstream out(dot_path, std::ios::trunc);
     out << plan_to_dot(*report);
     out.close();
     if (!out) return fail(make_error(ErrorCode::kIo, "--dot " + dot_path + ": cannot write the file"));
-    std::printf("wrote %s (Graphviz: dot -Tsvg %s -o plan.svg)\n", dot_path.c_str(), dot_path.c_str());
+    std::fprintf(json ? stderr : stdout, "wrote %s (Graphviz: dot -Tsvg %s -o plan.svg)\n", dot_path.c_str(), dot_path.c_str());
   }
   return 0;
 }
