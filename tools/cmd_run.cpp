@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--batch N] [--output-dir DIR]\n"
-    "                  [--precision P] [--compare DIR] [--tolerance T] [--runs N] [--no-fusion]\n"
+    "                  [--precision P] [--compare DIR] [--tolerance T] [--runs N] [--no-fusion] [--json]\n"
     "  --input NAME=FILE   a graph input from .npy or ONNX TensorProto .pb (repeat per input;\n"
     "                      --input FILE alone for a one-input model)\n"
     "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "                      exit code 1\n"
     "  --runs N            runs N times (default 1): outputs and GPU time from the last run, which\n"
     "                      excludes first-run warm-up when N >= 2\n"
-    "  --no-fusion         one dispatch per op\n";
+    "  --no-fusion         one dispatch per op\n"
+    "  --json              the report as JSON on stdout (the text goes to stderr)\n";
 
 std::string describe(DType dtype, const Shape& shape) { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
 
@@ -152,38 +153,59 @@ Result<std::pair<std::string, HostTensor>> read_reference(const std::string& dir
                                               ", " + candidates[2] + ")");
 }
 
-// "min -1.2 max 3.4 mean 0.05", and for a classifier's scores ([N] or [1, N], N >= 10) the top 5 as
-// "index value" pairs.
-std::string summarize(const HostTensor& tensor) {
-  const std::vector<float> v = tensor.to_floats();
-  if (v.empty()) return "empty";
-  double lo = v[0], hi = v[0], sum = 0.0;
+// An output at a glance: min, max, mean (NaNs counted apart) and, for a classifier's scores ([N] or
+// [1, N], N >= 10), the 5 best classes.
+struct OutputSummary {
+  double min = 0.0, max = 0.0, mean = 0.0;
   std::size_t nan = 0;
+  std::vector<std::pair<std::size_t, float>> top;  // (class, score)
+};
+
+OutputSummary summarize(const std::vector<float>& v, const Shape& shape) {
+  OutputSummary s;
+  double sum = 0.0;
+  bool first = true;
   for (float x : v) {
     if (std::isnan(x)) {
-      ++nan;
+      ++s.nan;
       continue;
     }
-    lo = std::min<double>(lo, x);
-    hi = std::max<double>(hi, x);
+    s.min = first ? x : std::min<double>(s.min, x);
+    s.max = first ? x : std::max<double>(s.max, x);
+    first = false;
     sum += x;
   }
-  char text[160];
-  std::snprintf(text, sizeof text, "min %.4g max %.4g mean %.4g", lo, hi, nan == v.size() ? 0.0 : sum / double(v.size() - nan));
-  std::string out = text;
-  if (nan > 0) out += ", " + std::to_string(nan) + " NaN";
-  const bool classifier = tensor.shape.size() == 1 || (tensor.shape.size() == 2 && tensor.shape[0] == 1);
+  if (s.nan < v.size()) s.mean = sum / double(v.size() - s.nan);
+  const bool classifier = shape.size() == 1 || (shape.size() == 2 && shape[0] == 1);
   if (classifier && v.size() >= 10) {
     std::vector<std::size_t> order(v.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](std::size_t a, std::size_t b) { return v[a] > v[b]; });
-    out += "; top 5:";
-    for (std::size_t k = 0; k < 5; ++k) {
-      std::snprintf(text, sizeof text, " %zu (%.4g)", order[k], static_cast<double>(v[order[k]]));
-      out += text;
-    }
+    for (std::size_t k = 0; k < 5; ++k) s.top.push_back({order[k], v[order[k]]});
+  }
+  return s;
+}
+
+// "min -1.2 max 3.4 mean 0.05; top 5: 1 (0.23) ..."
+std::string summary_text(const OutputSummary& s) {
+  char text[160];
+  std::snprintf(text, sizeof text, "min %.4g max %.4g mean %.4g", s.min, s.max, s.mean);
+  std::string out = text;
+  if (s.nan > 0) out += ", " + std::to_string(s.nan) + " NaN";
+  if (!s.top.empty()) out += "; top 5:";
+  for (const auto& [index, score] : s.top) {
+    std::snprintf(text, sizeof text, " %zu (%.4g)", index, static_cast<double>(score));
+    out += text;
   }
   return out;
+}
+
+// A JSON number (non-finite values as null).
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char text[40];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
 }
 
 int fail(const Status& status) {
@@ -195,7 +217,7 @@ int fail(const Status& status) {
 
 int run_run(const Args& args) {
   auto parsed = parse_args(args, {"--input", "--shape", "--batch", "--output-dir", "--compare", "--tolerance", "--runs", "--precision"},
-                           {"--no-fusion"});
+                           {"--no-fusion", "--json"});
   if (parsed.ok() && parsed->help) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -208,6 +230,11 @@ int run_run(const Args& args) {
     return 2;
   }
   const std::string model = parsed->positional[0];
+  // --json: the report as one JSON object on stdout, the text on stderr.
+  const bool json = parsed->has("--json");
+  std::FILE* text = json ? stderr : stdout;
+  std::string json_outputs, json_compare;
+  bool compare_pass = true;
   const Result<DType> float_dtype = parse_precision(*parsed);
   if (!float_dtype.ok()) {
     std::fprintf(stderr, "vkfuse run: %s\n", float_dtype.status().message().c_str());
@@ -215,11 +242,11 @@ int run_run(const Args& args) {
   }
   double tolerance = 1e-3;
   {
-    const std::string text = parsed->value("--tolerance", *float_dtype == DType::kF16 ? "3e-2" : "1e-3");
+    const std::string tolerance_text = parsed->value("--tolerance", *float_dtype == DType::kF16 ? "3e-2" : "1e-3");
     char* stop = nullptr;
-    tolerance = std::strtod(text.c_str(), &stop);
-    if (text.empty() || *stop != '\0' || !(tolerance >= 0.0)) {
-      std::fprintf(stderr, "vkfuse run: --tolerance '%s' is not a non-negative number\n", text.c_str());
+    tolerance = std::strtod(tolerance_text.c_str(), &stop);
+    if (tolerance_text.empty() || *stop != '\0' || !(tolerance >= 0.0)) {
+      std::fprintf(stderr, "vkfuse run: --tolerance '%s' is not a non-negative number\n", tolerance_text.c_str());
       return 2;
     }
   }
@@ -264,7 +291,7 @@ int run_run(const Args& args) {
   auto context = Context::create({});
   if (!context.ok()) return fail(context.status());
   const DeviceSummary device = context->device();
-  std::printf("device: %s (%s, %s, Vulkan %s)\n", device.name.c_str(), device.type.c_str(), device.driver.c_str(),
+  std::fprintf(text, "device: %s (%s, %s, Vulkan %s)\n", device.name.c_str(), device.type.c_str(), device.driver.c_str(),
               device.api_version.c_str());
   auto session = Session::create(*context, *graph, SessionOptions{.fusion = !parsed->has("--no-fusion"), .profile = true});
   if (!session.ok()) return fail(session.status());
@@ -276,33 +303,41 @@ int run_run(const Args& args) {
   // Views are index maps with no dispatch; `vkfuse plan` counts them the same way.
   std::size_t views = 0;
   for (const Node& node : ir.nodes) views += node.op->kind == OpKind::kView ? 1 : 0;
-  std::printf("model: %s: %zu ONNX ops, %zu graph ops after import", model.c_str(), graph->source_op_count(),
+  std::fprintf(text, "model: %s: %zu ONNX ops, %zu graph ops after import", model.c_str(), graph->source_op_count(),
               ir.nodes.size() - views);
-  if (views > 0) std::printf(" (+%zu view%s)", views, views == 1 ? "" : "s");
-  std::printf(" in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
-  if (session->last_gpu_ms() <= 0.0) std::printf("GPU time: not measured (the device has no timestamps)\n");
+  if (views > 0) std::fprintf(text, " (+%zu view%s)", views, views == 1 ? "" : "s");
+  std::fprintf(text, " in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
+  if (session->last_gpu_ms() <= 0.0) std::fprintf(text, "GPU time: not measured (the device has no timestamps)\n");
   else if (runs == 1)
-    std::printf("GPU time: %.4f ms (one run, including first-run warm-up; --runs 2 or more excludes it)\n",
+    std::fprintf(text, "GPU time: %.4f ms (one run, including first-run warm-up; --runs 2 or more excludes it)\n",
                 session->last_gpu_ms());
   else
-    std::printf("GPU time: %.4f ms (run %d of %d)\n", session->last_gpu_ms(), runs, runs);
+    std::fprintf(text, "GPU time: %.4f ms (run %d of %d)\n", session->last_gpu_ms(), runs, runs);
 
   for (std::size_t i = 0; i < names.size(); ++i) {
     const HostTensor& out = outputs->at(names[i]);
-    std::printf("output '%s': %s", names[i].c_str(), describe(out.dtype, out.shape).c_str());
+    std::fprintf(text, "output '%s': %s", names[i].c_str(), describe(out.dtype, out.shape).c_str());
     if (!output_dir.empty()) {
       const std::string path = (fs::path(output_dir) / (stems[i] + ".npy")).string();
       if (Status s = write_npy(path, out); !s.ok()) return fail(s);
-      std::printf(" -> %s", path.c_str());
+      std::fprintf(text, " -> %s", path.c_str());
     }
-    std::printf("\n  %s\n", summarize(out).c_str());
+    const OutputSummary summary = summarize(out.to_floats(), out.shape);
+    std::fprintf(text, "\n  %s\n", summary_text(summary).c_str());
+    std::string top;
+    for (const auto& [index, score] : summary.top)
+      top += (top.empty() ? "[" : ", [") + std::to_string(index) + ", " + json_number(score) + "]";
+    json_outputs += std::string(json_outputs.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(names[i]) + "\", \"dtype\": \"" +
+                    dtype_name(out.dtype) + "\", \"shape\": \"" + shape_to_string(out.shape) + "\", \"min\": " +
+                    json_number(summary.min) + ", \"max\": " + json_number(summary.max) + ", \"mean\": " +
+                    json_number(summary.mean) + ", \"nan\": " + std::to_string(summary.nan) + ", \"top5\": [" + top + "]}";
   }
 
   int exit_code = 0;
   if (!compare_dir.empty()) {
-    std::printf("\ncompare with %s (pass: max abs error <= %g x the reference's largest magnitude)\n",
+    std::fprintf(text, "\ncompare with %s (pass: max abs error <= %g x the reference's largest magnitude)\n",
                 compare_dir.c_str(), tolerance);
-    std::printf("  %-24s %-20s %14s %12s %12s  %s\n", "output", "shape", "max abs error", "max |ref|", "relative", "result");
+    std::fprintf(text, "  %-24s %-20s %14s %12s %12s  %s\n", "output", "shape", "max abs error", "max |ref|", "relative", "result");
     std::size_t failed = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
       const HostTensor& out = outputs->at(names[i]);
@@ -310,14 +345,14 @@ int run_run(const Args& args) {
       std::string shown = names[i].size() > 24 ? names[i].substr(0, 21) + "..." : names[i];
       if (!reference.ok()) {
         ++failed;
-        std::printf("  %-24s %-20s FAIL: %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
+        std::fprintf(text, "  %-24s %-20s FAIL: %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
                     reference.status().message().c_str());
         continue;
       }
       const HostTensor& ref = reference->second;
       if (ref.shape != out.shape) {
         ++failed;
-        std::printf("  %-24s %-20s FAIL: the reference %s is %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
+        std::fprintf(text, "  %-24s %-20s FAIL: the reference %s is %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
                     reference->first.c_str(), shape_to_string(ref.shape).c_str());
         continue;
       }
@@ -325,22 +360,39 @@ int run_run(const Args& args) {
       const Comparison c = compare_values(got, want);
       const bool pass = c.relative <= tolerance;
       failed += pass ? 0 : 1;
-      std::printf("  %-24s %-20s %14.3g %12.4g %12.3g  %s", shown.c_str(), shape_to_string(out.shape).c_str(), c.max_abs,
+      json_compare += std::string(json_compare.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(names[i]) +
+                      "\", \"max_abs_error\": " + json_number(c.max_abs) + ", \"reference_max\": " + json_number(c.ref_max) +
+                      ", \"relative\": " + json_number(c.relative) + ", \"pass\": " + (pass ? "true" : "false") + "}";
+      std::fprintf(text, "  %-24s %-20s %14.3g %12.4g %12.3g  %s", shown.c_str(), shape_to_string(out.shape).c_str(), c.max_abs,
                   c.ref_max, c.relative, pass ? "pass" : "FAIL");
       if (!pass && c.worst >= 0)
-        std::printf(" (worst at flat index %lld: got %.9g, want %.9g)", static_cast<long long>(c.worst),
+        std::fprintf(text, " (worst at flat index %lld: got %.9g, want %.9g)", static_cast<long long>(c.worst),
                     static_cast<double>(got[static_cast<std::size_t>(c.worst)]),
                     static_cast<double>(want[static_cast<std::size_t>(c.worst)]));
-      if (ref.dtype != out.dtype) std::printf(" (reference is %s)", dtype_name(ref.dtype));
-      std::printf("\n");
+      if (ref.dtype != out.dtype) std::fprintf(text, " (reference is %s)", dtype_name(ref.dtype));
+      std::fprintf(text, "\n");
     }
-    if (failed == 0) std::printf("all %zu outputs pass\n", names.size());
-    else std::printf("%zu of %zu outputs FAIL\n", failed, names.size());
+    if (failed == 0) std::fprintf(text, "all %zu outputs pass\n", names.size());
+    else std::fprintf(text, "%zu of %zu outputs FAIL\n", failed, names.size());
     exit_code = failed == 0 ? 0 : 1;
+    compare_pass = failed == 0;
   }
   if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
     std::fprintf(stderr, "vkfuse run: %u Vulkan validation errors (see above)\n", errors);
     exit_code = 1;
+  }
+  if (json) {
+    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"onnx_ops\": %zu, \"dispatches\": %zu, "
+                "\"fusion\": %s, \"runs\": %d, \"gpu_ms\": %s, \"gpu_ms_includes_first_run\": %s,\n \"outputs\": [%s]",
+                json_escape(model).c_str(), json_escape(device.name).c_str(), precision_name(*float_dtype), graph->source_op_count(),
+                session->dispatch_count(), session->fusion_enabled() ? "true" : "false", runs,
+                session->last_gpu_ms() > 0.0 ? json_number(session->last_gpu_ms()).c_str() : "null", runs == 1 ? "true" : "false",
+                json_outputs.c_str());
+    if (!compare_dir.empty())
+      std::printf(",\n \"compare\": {\"dir\": \"%s\", \"tolerance\": %s, \"pass\": %s, \"outputs\": [%s]}",
+                  json_escape(compare_dir).c_str(), json_number(tolerance).c_str(), compare_pass ? "true" : "false",
+                  json_compare.c_str());
+    std::printf("}\n");
   }
   return exit_code;
 }
