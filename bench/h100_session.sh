@@ -124,8 +124,8 @@ if [ -n "${VKFUSE_MODELS:-}" ]; then models=${VKFUSE_MODELS//,/ }
 else models=$("$python" -c "import sys; sys.path.insert(0, '$root/scripts'); import export_models; print(' '.join(export_models.MODELS))"); fi
 models_csv=${models// /,}
 # What this vkfuse supports, from its usage texts (no GPU needed).
-usage=$("$vkfuse" bench 2>&1); fp16_ok=0; [[ $usage == *fp16* ]] && fp16_ok=1
-usage=$("$vkfuse" startup 2>&1); startup_ok=1; [[ $usage == *"unknown command"* ]] && startup_ok=0
+usage=$("$vkfuse" bench --help 2>&1); fp16_ok=0; [[ $usage == *fp16* ]] && fp16_ok=1
+usage=$("$vkfuse" startup --help 2>&1); startup_ok=1; [[ $usage == *"unknown command"* ]] && startup_ok=0
 log "models: $models; vkfuse --precision fp16: $( ((fp16_ok)) && echo yes || echo unsupported ); vkfuse startup: $( ((startup_ok)) && echo yes || echo unsupported )"
 
 # --- export (background), then micro on a quiet GPU; torch-warm starts after the GEMM comparisons -----------

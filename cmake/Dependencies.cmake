@@ -27,6 +27,11 @@ find_package(glslang CONFIG QUIET)
 vkfuse_require(glslang_FOUND "glslang (its CMake package, which also names glslangValidator)" "glslang-dev glslang-tools")
 set(VKFUSE_GLSLANG_TARGETS glslang::glslang glslang::SPIRV glslang::glslang-default-resource-limits)
 
+if(VKFUSE_BUILD_CLI)
+  find_package(CLI11 2.1 CONFIG QUIET)
+  vkfuse_require(CLI11_FOUND "CLI11 (the CLI's argument parser; or -DVKFUSE_BUILD_CLI=OFF)" "libcli11-dev")
+endif()
+
 if(VKFUSE_BUILD_TESTS)
   find_package(doctest CONFIG QUIET)
   vkfuse_require(doctest_FOUND "doctest" "doctest-dev")

@@ -8,7 +8,9 @@ install(TARGETS vkfuse_shared vkfuse_static EXPORT vkfuseTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/include/vkfuse DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS vkfuse_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET vkfuse_cli)
+  install(TARGETS vkfuse_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 set(vkfuse_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/vkfuse)
 install(EXPORT vkfuseTargets NAMESPACE vkfuse:: DESTINATION ${vkfuse_cmake_dir})

@@ -84,6 +84,9 @@ LaneAccess Stage::lane_access(std::size_t k) const {
     case InputAccess::kBroadcast: break;
   }
   const KernelInput& input = inputs[k];
+  // An input of higher rank than the stage's domain is not broadcast over it (a root's operand read
+  // through its own indexing, such as a Gemm's flattened A): element by element.
+  if (input.shape.size() > shape.size()) return LaneAccess::kEach;
   const std::vector<BroadcastDim> map = broadcast_map(shape, input.shape, input.strides);
   if (map.empty() || map[0].extent % kStageVec != 0) return LaneAccess::kEach;
   if (map[0].stride == 0) return LaneAccess::kShared;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "backend/command.h"
 #include "backend/log.h"
@@ -61,6 +62,8 @@ Status CompiledModel::compile_kernels() {
   std::vector<std::optional<ComputePipeline>> made(count);
   std::vector<std::array<double, 3>> step_ms(count, {0.0, 0.0, 0.0});  // build, compile, pipeline
   const VkPipelineCache pipeline_cache = context->pipeline_cache->handle();
+  std::mutex progress_mutex;
+  std::size_t done = 0;
   auto compile_group = [&](std::size_t k) -> Status {
     const FusionGroup& group = plan.groups[k];
     auto start = Clock::now();
@@ -84,6 +87,10 @@ Status CompiledModel::compile_kernels() {
     }
     built[k].emplace(std::move(kernel));
     made[k].emplace(std::move(pipeline));
+    if (progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      progress("kernels", ++done, count);
+    }
     return {};
   };
   create_stats.compile_threads = static_cast<unsigned>(std::clamp<std::size_t>(count, 1, compile_thread_count()));

@@ -46,6 +46,7 @@ struct CompiledModel {
   Graph graph;
   bool fusion = true;
   bool profile = true;
+  std::function<void(std::string_view, std::size_t, std::size_t)> progress;  // SessionOptions::progress
   FusionPlan plan;
   std::vector<GroupKernel> kernels;
   std::vector<GroupInfo> infos;  // gpu_ms stays 0 here: executions time their own runs

@@ -51,6 +51,7 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   model->graph = graph;
   model->fusion = options.fusion && !fusion_disabled_by_env();
   model->profile = options.profile;
+  model->progress = options.progress;
   const FusionMode mode = model->fusion ? FusionMode::kFused : FusionMode::kUnfused;
   SessionCreateStats& stats = model->create_stats;
   const auto start = Clock::now();

@@ -2,32 +2,30 @@
 // unfused in one process: dispatch counts, median GPU time of each (the recorded dispatches replayed
 // back to back, no transfers), their ratio, intermediate memory, the slowest fused groups, and the
 // time to load the model and to create each session (plan, compile or cache hit, pipelines).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <random>
 
 #include <vkfuse/onnx.hpp>
 #include <vkfuse/vkfuse.hpp>
 
 #include "commands.h"
+#include "progress.h"
 #include "host/graph.h"
 
 namespace vkfuse::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: vkfuse bench MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--precision P] [--repeats R]\n"
-    "                    [--iterations I] [--top T] [--json]\n"
-    "  --batch N         sets dimension 0 of every input to N (default: the model's own)\n"
-    "  --shape NAME=DIMS fixes an input's shape, e.g. input=1x3x224x224\n"
-    "  --precision P     fp32 (default) or fp16: float tensors stored as f16 inside the graph,\n"
-    "                    fp32 arithmetic in the kernels; inputs and outputs stay f32\n"
-    "  --repeats R       timed measurements per mode, the median is reported (default 7)\n"
-    "  --iterations I    graph replays per measurement, at least (default 10; more until a\n"
-    "                    measurement covers about 20 ms of GPU time)\n"
-    "  --top T           how many of the slowest fused groups to list (default 10)\n"
-    "  --json            one JSON object instead of the table\n";
+struct BenchFlags {
+  ModelFlags model;
+  int repeats = 7, iterations = 10, top = 10;
+  bool json = false;
+  ProgressFlags progress;
+};
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
@@ -69,10 +67,14 @@ struct Mode {
 };
 
 Result<Mode> open_mode(const Context& context, const Graph& graph, bool fusion,
-                       const std::map<std::string, HostTensor>& inputs) {
+                       const std::map<std::string, HostTensor>& inputs, Progress& progress) {
   const auto start = Clock::now();
-  VKFUSE_ASSIGN_OR_RETURN(Session session,
-                          Session::create(context, graph, SessionOptions{.fusion = fusion, .profile = true}));
+  progress.begin(std::string("compiling ") + (fusion ? "fused" : "unfused") + " kernels");
+  SessionOptions options{.fusion = fusion, .profile = true};
+  options.progress = progress.session_callback();
+  VKFUSE_ASSIGN_OR_RETURN(Session session, Session::create(context, graph, options));
+  progress.end(std::string("compiled ") + std::to_string(session.groups().size()) + (fusion ? " fused" : " unfused") +
+               " kernels");
   Mode mode{std::move(session), {}, 1};
   mode.result.create_ms = ms_since(start);
   VKFUSE_TRY(mode.session.run(inputs).status());
@@ -120,67 +122,45 @@ std::vector<std::pair<std::size_t, GroupInfo>> slowest(const std::vector<GroupIn
   return indexed;
 }
 
-}  // namespace
-
-int run_bench(const Args& args) {
+int run_bench(const BenchFlags& flags) {
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "vkfuse bench: %s\n", status.to_string().c_str());
     return 1;
   };
-  auto parsed = parse_args(args, {"--batch", "--shape", "--precision", "--repeats", "--iterations", "--top"}, {"--json"});
-  if (parsed.ok() && parsed->help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (!parsed.ok() || parsed->positional.size() != 1) {
-    if (!parsed.ok()) std::fprintf(stderr, "vkfuse bench: %s\n", parsed.status().message().c_str());
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
-  const std::string model = parsed->positional[0];
-  const Result<DType> float_dtype = parse_precision(*parsed);
-  if (!float_dtype.ok()) {
-    std::fprintf(stderr, "vkfuse bench: %s\n", float_dtype.status().message().c_str());
-    return 2;
-  }
-  const std::string precision = precision_name(*float_dtype);
-  auto repeats = parsed->positive_int("--repeats", 7);
-  auto iterations = parsed->positive_int("--iterations", 10);
-  auto batch = parsed->positive_int("--batch", 1);
-  auto top_count = parsed->positive_int("--top", 10);
-  for (const auto* r : {&repeats, &iterations, &batch, &top_count})
-    if (!r->ok()) {
-      std::fprintf(stderr, "vkfuse bench: %s\n", r->status().message().c_str());
-      return 2;
-    }
-  auto shapes = parse_shape_flags(parsed->all("--shape"));
-  if (!shapes.ok()) return fail(shapes.status());
-
-  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype},
-                           parsed->has("--batch") ? std::optional<int>(*batch) : std::nullopt);
+  const std::string& model = flags.model.path;
+  const std::string precision = flags.model.precision;
+  const int batch = flags.model.batch.value_or(1);
+  Progress progress(flags.progress.level());
+  progress.begin("importing " + model);
+  auto loaded = load_model(flags.model);
   if (!loaded.ok()) return fail(loaded.status());
+  progress.end("imported " + model);
   const Graph* graph = &loaded->graph;
   const double load_ms = loaded->load_ms;
+  progress.begin("generating random inputs");
   auto inputs = random_inputs(graph_ir(*graph));
+  progress.end();
   if (!inputs.ok()) return fail(inputs.status());
 
   auto context = Context::create({});
   if (!context.ok()) return fail(context.status());
-  auto fused_mode = open_mode(*context, *graph, true, *inputs);
+  auto fused_mode = open_mode(*context, *graph, true, *inputs, progress);
   if (!fused_mode.ok()) return fail(fused_mode.status().with_context("fused"));
-  auto unfused_mode = open_mode(*context, *graph, false, *inputs);
+  auto unfused_mode = open_mode(*context, *graph, false, *inputs, progress);
   if (!unfused_mode.ok()) return fail(unfused_mode.status().with_context("unfused"));
-  if (Status s = measure({&*fused_mode, &*unfused_mode}, *inputs, *repeats, *iterations); !s.ok()) return fail(s);
+  progress.begin("measuring fused and unfused");
+  if (Status s = measure({&*fused_mode, &*unfused_mode}, *inputs, flags.repeats, flags.iterations); !s.ok()) return fail(s);
+  progress.end("measured fused and unfused");
   const ModeResult* fused = &fused_mode->result;
   const ModeResult* unfused = &unfused_mode->result;
   const DeviceSummary device = context->device();
   const double speedup = fused->median_ms > 0.0 ? unfused->median_ms / fused->median_ms : 0.0;
-  const auto top = slowest(fused->groups, static_cast<std::size_t>(*top_count));
+  const auto top = slowest(fused->groups, static_cast<std::size_t>(flags.top));
 
-  if (parsed->has("--json")) {
+  if (flags.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"precision\": \"%s\", \"batch\": %d,",
                 json_escape(model).c_str(), json_escape(device.name).c_str(), json_escape(device.driver).c_str(),
-                precision.c_str(), *batch);
+                precision.c_str(), batch);
     std::printf(" \"onnx_ops\": %zu, \"load_ms\": %.3f,", graph->source_op_count(), load_ms);
     for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
       std::printf(" \"%s\": {\"dispatches\": %zu, \"barriers\": %zu, \"session_create_ms\": %.3f, \"gpu_ms_median\": %.6f, \"gpu_ms_min\": %.6f, "
@@ -196,11 +176,11 @@ int run_bench(const Args& args) {
   }
 
   std::printf("device:  %s (%s, Vulkan %s)\n", device.name.c_str(), device.driver.c_str(), device.api_version.c_str());
-  std::printf("model:   %s, batch %d, %s, %zu ONNX ops (loaded in %.1f ms)\n", model.c_str(), *batch, precision.c_str(),
+  std::printf("model:   %s, batch %d, %s, %zu ONNX ops (loaded in %.1f ms)\n", model.c_str(), batch, precision.c_str(),
               graph->source_op_count(), load_ms);
   std::printf("timing:  after a 0.5 s warm-up, fused and unfused interleaved: median of %d measurements, each\n"
               "         >= %d back-to-back replays of the recorded dispatches (>= ~20 ms of GPU time)\n\n",
-              *repeats, *iterations);
+              flags.repeats, flags.iterations);
   std::printf("  %-8s %10s %9s %14s %22s %16s %14s\n", "mode", "dispatches", "barriers", "GPU ms (med)", "min .. max",
               "intermediates", "session ms");
   for (const auto& [name, r] : {std::pair<const char*, const ModeResult*>{"fused", fused}, {"unfused", unfused}})
@@ -215,6 +195,32 @@ int run_bench(const Args& args) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+Command add_bench(CLI::App& root) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* app = root.add_subcommand("bench", "times a model fused against unfused on the GPU (FusionBench)");
+  app->footer("The same model and seeded random inputs run fused and unfused in one process: dispatches, median GPU "
+              "time of each (the recorded dispatches replayed back to back, no transfers) and their ratio, "
+              "intermediate memory, the time to load the model and to create each session, and the slowest fused "
+              "groups.");
+  add_model_flags(*app, flags->model, WithPrecision::kYes);
+  app->add_option("--repeats", flags->repeats, "timed measurements per mode, the median is reported (default 7)")
+      ->type_name("R")
+      ->check(positive_integer());
+  app->add_option("--iterations", flags->iterations,
+                  "graph replays per measurement, at least (default 10; more until a measurement covers about 20 ms "
+                  "of GPU time)")
+      ->type_name("I")
+      ->check(positive_integer());
+  app->add_option("--top", flags->top, "how many of the slowest fused groups to list (default 10)")
+      ->type_name("T")
+      ->check(positive_integer());
+  app->add_flag("--json", flags->json, "one JSON object instead of the table");
+  add_progress_flags(*app, flags->progress);
+  return {app, [flags] { return run_bench(*flags); }};
 }
 
 }  // namespace vkfuse::cli

@@ -1,7 +1,10 @@
 // vkfuse demo: the embedded default models, fused and unfused, checked against the CPU reference.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include <vkfuse/vkfuse.hpp>
 
@@ -65,27 +68,7 @@ Status demo_model(const Context& context, const char* title, const Graph& graph,
   return {};
 }
 
-}  // namespace
-
-int run_demo(const Args& args) {
-  constexpr const char* kUsage =
-      "usage: vkfuse demo [--batch N] [--boxes N]\n"
-      "  the embedded GIoU-loss graph over boxes [N, boxes, 4] (default 8 x 256) and an elementwise\n"
-      "  chain, each fused and unfused, against the CPU reference\n";
-  auto parsed = parse_args(args, {"--batch", "--boxes"}, {});
-  if (parsed.ok() && parsed->help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  auto batch_flag = parsed.ok() ? parsed->positive_int("--batch", 8) : Result<int>(parsed.status());
-  auto boxes_flag = parsed.ok() ? parsed->positive_int("--boxes", 256) : Result<int>(parsed.status());
-  const Status bad = !batch_flag.ok() ? batch_flag.status() : !boxes_flag.ok() ? boxes_flag.status() : Status{};
-  if (!bad.ok() || !parsed->positional.empty()) {
-    std::fprintf(stderr, "vkfuse demo: %s\n%s",
-                 bad.ok() ? ("unexpected argument '" + parsed->positional[0] + "'").c_str() : bad.message().c_str(), kUsage);
-    return 2;
-  }
-  const std::int64_t batch = *batch_flag, boxes = *boxes_flag;
+int run_demo(std::int64_t batch, std::int64_t boxes) {
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "vkfuse demo: %s\n", status.to_string().c_str());
     return 1;
@@ -110,6 +93,19 @@ int run_demo(const Args& args) {
   std::printf("\nkernel cache: %u compiled, %u from disk, %u from memory\n", cache.compiles, cache.disk_hits,
               cache.memory_hits);
   return 0;
+}
+
+}  // namespace
+
+Command add_demo(CLI::App& root) {
+  struct Flags {
+    int batch = 8, boxes = 256;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* app = root.add_subcommand("demo", "the embedded demo graphs, fused and unfused, against the CPU reference");
+  app->add_option("--batch", flags->batch, "N, the batch (default 8)")->type_name("N")->check(positive_integer());
+  app->add_option("--boxes", flags->boxes, "boxes per batch item (default 256)")->type_name("N")->check(positive_integer());
+  return {app, [flags] { return run_demo(flags->batch, flags->boxes); }};
 }
 
 }  // namespace vkfuse::cli

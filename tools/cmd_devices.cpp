@@ -1,5 +1,8 @@
 // vkfuse devices: every Vulkan device with its driver and the caps vkfuse plans with.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "backend/device.h"
@@ -58,20 +61,7 @@ std::vector<Field> fields_of(const DeviceCaps& c) {
   };
 }
 
-}  // namespace
-
-int run_devices(const Args& args) {
-  auto parsed = parse_args(args, {}, {"--json"});
-  if (!parsed.ok() || (parsed.ok() && !parsed->help && !parsed->positional.empty())) {
-    std::fprintf(stderr, "vkfuse devices: %s\nusage: vkfuse devices [--json]\n",
-                 parsed.ok() ? ("unexpected argument '" + parsed->positional[0] + "'").c_str() : parsed.status().message().c_str());
-    return 2;
-  }
-  if (parsed->help) {
-    std::fputs("usage: vkfuse devices [--json]\n  every Vulkan device, its driver and the limits vkfuse plans with; --json: as JSON\n", stdout);
-    return 0;
-  }
-  const bool json = parsed->has("--json");
+int list_devices(bool json) {
   auto instance = Instance::create({});
   if (!instance.ok()) {
     std::fprintf(stderr, "vkfuse devices: %s\n", instance.status().to_string().c_str());
@@ -101,6 +91,15 @@ int run_devices(const Args& args) {
   if (json) std::printf("]\n");
   else std::printf("(* = the device vkfuse uses; VKFUSE_DEVICE=<index|name> picks another)\n");
   return 0;
+}
+
+}  // namespace
+
+Command add_devices(CLI::App& root) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* app = root.add_subcommand("devices", "lists Vulkan devices, drivers and the limits vkfuse plans with");
+  app->add_flag("--json", *json, "as JSON");
+  return {app, [json] { return list_devices(*json); }};
 }
 
 }  // namespace vkfuse::cli

@@ -1,39 +1,39 @@
 // vkfuse plan: the fused groups of an ONNX model, without a GPU, as text and optionally Graphviz.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <vkfuse/onnx.hpp>
 #include <vkfuse/vkfuse.hpp>
 
 #include "commands.h"
+#include "progress.h"
 #include "host/plan_report.h"
 
 namespace vkfuse::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: vkfuse plan MODEL.onnx [--shape NAME=DIMS ...] [--batch N] [--precision P] [--dot FILE] [--no-fusion] [--json]\n"
-    "                  [--image-input NAME ...] [--image-output NAME=color|palette ...]\n"
-    "  prints the fused groups in execution order: label, op count, the tensors each reads and writes,\n"
-    "  its wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out\n"
-    "  of memory; then graph ops vs dispatches and waves.\n"
-    "  Needs no GPU: it plans with vkfuse's default device limits (DevicePlan's defaults: the Vulkan\n"
-    "  minimums, 32 storage buffers per dispatch) and subgroup arithmetic (which lavapipe and desktop\n"
-    "  GPUs offer: attention groups need it), not with a device's own; a device's limits can size and\n"
-    "  split groups differently under `vkfuse run`.\n"
-    "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
-    "  --batch N           sets dimension 0 of every input\n"
-    "  --precision P       fp32 (default) or fp16 (float tensors stored as f16 inside the graph)\n"
-    "  --dot FILE          writes the plan as Graphviz (one cluster per group)\n"
-    "  --no-fusion         the unfused plan: one dispatch per op\n"
-    "  --json              the plan as JSON: totals, then each group's label, root, ops, wave, inputs, outputs\n"
-    "  --image-input NAME  the input comes from an image (SessionOptions::image_inputs): marks the groups\n"
-    "                      that sample it in their loads\n"
-    "  --image-output NAME=color|palette\n"
-    "                      the output goes into an image (SessionOptions::image_outputs): plans its store\n";
+constexpr const char* kAbout =
+    "Prints the fused groups in execution order: label, op count, the tensors each reads and writes, its "
+    "wave (a barrier separates each wave from the next), and the bytes of intermediates it keeps out of "
+    "memory; then graph ops vs dispatches and waves. Needs no GPU: it plans with vkfuse's default device "
+    "limits (DevicePlan's defaults: the Vulkan minimums, 32 storage buffers per dispatch) and subgroup "
+    "arithmetic (which lavapipe and desktop GPUs offer: attention groups need it), not with a device's "
+    "own; a device's limits can size and split groups differently under `vkfuse run`.";
+
+struct PlanFlags {
+  ModelFlags model;
+  std::string dot;
+  bool no_fusion = false;
+  bool json = false;
+  std::vector<std::string> image_inputs, image_outputs;
+  ProgressFlags progress;
+};
 
 // "x f32[1,3,224,224]"; constants say so.
 std::string describe_value(const PlanValue& v) {
@@ -196,36 +196,19 @@ int fail(const Status& status) {
   return 1;
 }
 
-}  // namespace
-
-int run_plan(const Args& args) {
-  auto parsed = parse_args(args, {"--shape", "--batch", "--dot", "--precision", "--image-input", "--image-output"}, {"--no-fusion", "--json"});
-  if (parsed.ok() && parsed->help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (!parsed.ok() || parsed->positional.size() != 1) {
-    std::fprintf(stderr, "vkfuse plan: %s\n%s",
-                 parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
-                             : parsed.status().message().c_str(),
-                 kUsage);
-    return 2;
-  }
-  const std::string model = parsed->positional[0];
-  auto shapes = parse_shape_flags(parsed->all("--shape"));
-  if (!shapes.ok()) return fail(shapes.status());
-  const Result<DType> float_dtype = parse_precision(*parsed);
-  if (!float_dtype.ok()) return fail(float_dtype.status());
-  auto batch = parsed->optional_positive_int("--batch");
-  if (!batch.ok()) return fail(batch.status());
-  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype}, *batch);
+int run_plan(const PlanFlags& flags) {
+  const std::string& model = flags.model.path;
+  Progress progress(flags.progress.level());
+  progress.begin("importing " + model);
+  auto loaded = load_model(flags.model);
   if (!loaded.ok()) return fail(loaded.status());
+  progress.end("imported " + model);
   Graph* graph = &loaded->graph;
-  const bool fused = !parsed->has("--no-fusion");
+  const bool fused = !flags.no_fusion;
   DevicePlan limits{};
   limits.subgroup_arithmetic = true;
   std::map<std::string, ImageOutput> image_outputs;
-  for (const std::string& spec : parsed->all("--image-output")) {
+  for (const std::string& spec : flags.image_outputs) {
     const auto eq = spec.find('=');
     const std::string name = spec.substr(0, eq), mode = eq == std::string::npos ? "" : spec.substr(eq + 1);
     if (mode != "color" && mode != "palette")
@@ -237,16 +220,18 @@ int run_plan(const Args& args) {
     }
     image_outputs[name] = out;
   }
-  const std::vector<std::string> image_inputs = parsed->all("--image-input");
+  const std::vector<std::string>& image_inputs = flags.image_inputs;
   for (const std::string& name : image_inputs) {
     bool found = false;
     for (const TensorDesc& in : graph->inputs()) found = found || in.name == name;
     if (!found) return fail(make_error(ErrorCode::kInvalidArgument, "--image-input " + name + ": the model has no input of that name"));
   }
+  progress.begin("planning");
   auto report = make_plan_report(*graph, limits, fused ? FusionMode::kFused : FusionMode::kUnfused, image_outputs);
   if (!report.ok()) return fail(report.status());
+  progress.end("planned " + std::to_string(report->groups.size()) + " groups");
 
-  const bool json = parsed->has("--json");
+  const bool json = flags.json;
   if (json) std::fputs(plan_to_json(*report, model, graph->source_op_count()).c_str(), stdout);
   if (!json)
     std::printf("model: %s (%s plan, default device limits: %u storage buffers per dispatch, subgroup arithmetic)\n",
@@ -283,7 +268,7 @@ int run_plan(const Args& args) {
   // BatchNormalization folding, views) and, in a fused plan, after the LayerNorm fold.
   if (!json) print_totals(*report, graph->source_op_count());
 
-  if (const std::string dot_path = parsed->value("--dot"); !dot_path.empty()) {
+  if (const std::string& dot_path = flags.dot; !dot_path.empty()) {
     std::ofstream out(dot_path, std::ios::trunc);
     out << plan_to_dot(*report);
     out.close();
@@ -291,6 +276,28 @@ int run_plan(const Args& args) {
     std::fprintf(json ? stderr : stdout, "wrote %s (Graphviz: dot -Tsvg %s -o plan.svg)\n", dot_path.c_str(), dot_path.c_str());
   }
   return 0;
+}
+
+}  // namespace
+
+Command add_plan(CLI::App& root) {
+  auto flags = std::make_shared<PlanFlags>();
+  CLI::App* app = root.add_subcommand("plan", "prints the fused groups of an ONNX model (no GPU needed)");
+  app->footer(kAbout);
+  add_model_flags(*app, flags->model, WithPrecision::kYes);
+  app->add_option("--dot", flags->dot, "writes the plan as Graphviz (one cluster per group)")->type_name("FILE");
+  app->add_flag("--no-fusion", flags->no_fusion, "the unfused plan: one dispatch per op");
+  app->add_flag("--json", flags->json, "the plan as JSON: totals, then each group's label, root, ops, wave, inputs, outputs");
+  repeatable(app->add_option("--image-input", flags->image_inputs,
+                             "the input comes from an image (SessionOptions::image_inputs): marks the groups that "
+                             "sample it in their loads (repeatable)"))
+      ->type_name("NAME");
+  repeatable(app->add_option("--image-output", flags->image_outputs,
+                             "the output goes into an image (SessionOptions::image_outputs): plans its store "
+                             "(repeatable)"))
+      ->type_name("NAME=color|palette");
+  add_progress_flags(*app, flags->progress);
+  return {app, [flags] { return run_plan(*flags); }};
 }
 
 }  // namespace vkfuse::cli

@@ -3,12 +3,16 @@
 //
 // Everything that can be checked without a device (the model, the options, every input file's dtype
 // and shape, the folders) is checked before a device is opened, so a mistake costs no GPU time.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include <vkfuse/onnx.hpp>
@@ -16,6 +20,7 @@
 #include <vkfuse/vkfuse.hpp>
 
 #include "commands.h"
+#include "progress.h"
 #include "host/graph.h"
 
 namespace vkfuse::cli {
@@ -23,24 +28,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kUsage =
-    "usage: vkfuse run MODEL.onnx --input NAME=FILE ... [--shape NAME=DIMS ...] [--batch N] [--output-dir DIR]\n"
-    "                  [--precision P] [--compare DIR] [--tolerance T] [--runs N] [--no-fusion] [--json]\n"
-    "  --input NAME=FILE   a graph input from .npy or ONNX TensorProto .pb (repeat per input;\n"
-    "                      --input FILE alone for a one-input model)\n"
-    "  --shape NAME=DIMS   fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
-    "  --batch N           sets dimension 0 of every input\n"
-    "  --output-dir DIR    writes DIR/NAME.npy per output (created if missing)\n"
-    "  --precision P       fp32 (default) or fp16: float tensors stored as f16 inside the graph,\n"
-    "                      fp32 arithmetic in the kernels; inputs and outputs stay f32\n"
-    "  --compare DIR       compares each output with DIR/NAME.npy, DIR/NAME.pb or DIR/output_<i>.pb\n"
-    "  --tolerance T       the largest max-abs error relative to the reference's largest magnitude\n"
-    "                      that passes (default 1e-3, 3e-2 with fp16); a failing output makes the\n"
-    "                      exit code 1\n"
-    "  --runs N            runs N times (default 1): outputs and GPU time from the last run, which\n"
-    "                      excludes first-run warm-up when N >= 2\n"
-    "  --no-fusion         one dispatch per op\n"
-    "  --json              the report as JSON on stdout (the text goes to stderr)\n";
+struct RunFlags {
+  ModelFlags model;
+  std::vector<std::string> inputs;
+  std::string output_dir, compare_dir;
+  std::optional<double> tolerance;
+  int runs = 1;
+  bool no_fusion = false;
+  bool json = false;
+  ProgressFlags progress;
+};
 
 std::string describe(DType dtype, const Shape& shape) { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
 
@@ -213,113 +210,53 @@ int fail(const Status& status) {
   return 1;
 }
 
-}  // namespace
+// The model loaded and every input read and checked against it, before any device is opened.
+struct Prepared {
+  LoadedModel model;
+  std::map<std::string, HostTensor> inputs;
+  std::vector<std::string> names, stems;  // each output's name and the file stem it is written as
+};
 
-int run_run(const Args& args) {
-  auto parsed = parse_args(args, {"--input", "--shape", "--batch", "--output-dir", "--compare", "--tolerance", "--runs", "--precision"},
-                           {"--no-fusion", "--json"});
-  if (parsed.ok() && parsed->help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (!parsed.ok() || parsed->positional.size() != 1) {
-    std::fprintf(stderr, "vkfuse run: %s\n%s",
-                 parsed.ok() ? (parsed->positional.empty() ? "no model given" : "more than one model given")
-                             : parsed.status().message().c_str(),
-                 kUsage);
-    return 2;
-  }
-  const std::string model = parsed->positional[0];
-  // --json: the report as one JSON object on stdout, the text on stderr.
-  const bool json = parsed->has("--json");
-  std::FILE* text = json ? stderr : stdout;
-  std::string json_outputs, json_compare;
-  bool compare_pass = true;
-  const Result<DType> float_dtype = parse_precision(*parsed);
-  if (!float_dtype.ok()) {
-    std::fprintf(stderr, "vkfuse run: %s\n", float_dtype.status().message().c_str());
-    return 2;
-  }
-  double tolerance = 1e-3;
-  {
-    const std::string tolerance_text = parsed->value("--tolerance", *float_dtype == DType::kF16 ? "3e-2" : "1e-3");
-    char* stop = nullptr;
-    tolerance = std::strtod(tolerance_text.c_str(), &stop);
-    if (tolerance_text.empty() || *stop != '\0' || !(tolerance >= 0.0)) {
-      std::fprintf(stderr, "vkfuse run: --tolerance '%s' is not a non-negative number\n", tolerance_text.c_str());
-      return 2;
-    }
-  }
-  const Result<int> runs_flag = parsed->positive_int("--runs", 1);
-  if (!runs_flag.ok()) {
-    std::fprintf(stderr, "vkfuse run: %s\n", runs_flag.status().message().c_str());
-    return 2;
-  }
-  const int runs = *runs_flag;
-  auto shapes = parse_shape_flags(parsed->all("--shape"));
-  if (!shapes.ok()) return fail(shapes.status());
-  const std::string output_dir = parsed->value("--output-dir");
-  const std::string compare_dir = parsed->value("--compare");
-  if (!compare_dir.empty() && !fs::is_directory(compare_dir))
-    return fail(make_error(ErrorCode::kNotFound, "--compare " + compare_dir + ": no such folder"));
-
-  auto batch = parsed->optional_positive_int("--batch");
-  if (!batch.ok()) return fail(batch.status());
-  auto loaded = load_model(model, OnnxOptions{*shapes, *float_dtype}, *batch);
-  if (!loaded.ok()) return fail(loaded.status());
-  Graph* graph = &loaded->graph;
-  const GraphIR& ir = graph_ir(*graph);
+Result<Prepared> prepare(const RunFlags& flags, Progress& progress) {
+  if (!flags.compare_dir.empty() && !fs::is_directory(flags.compare_dir))
+    return make_error(ErrorCode::kNotFound, "--compare " + flags.compare_dir + ": no such folder");
+  progress.begin("importing " + flags.model.path);
+  VKFUSE_ASSIGN_OR_RETURN(LoadedModel model, load_model(flags.model));
+  progress.end("imported " + flags.model.path);
+  const GraphIR& ir = graph_ir(model.graph);
   std::vector<GraphInput> expected;
   for (ValueId v : ir.inputs) expected.push_back({ir.value(v).name, ir.value(v).shape, ir.value(v).dtype});
-  auto inputs = read_inputs(expected, parsed->all("--input"));
-  if (!inputs.ok()) return fail(inputs.status());
-
-  std::vector<std::string> names, stems;
+  progress.begin("reading inputs");
+  VKFUSE_ASSIGN_OR_RETURN(auto inputs, read_inputs(expected, flags.inputs));
+  progress.end("read inputs");
+  Prepared prepared{std::move(model), std::move(inputs), {}, {}};
   for (std::size_t i = 0; i < ir.outputs.size(); ++i) {
-    names.push_back(ir.value(ir.outputs[i]).name);
-    stems.push_back(file_stem(names.back(), i));
+    prepared.names.push_back(ir.value(ir.outputs[i]).name);
+    prepared.stems.push_back(file_stem(prepared.names.back(), i));
   }
+  std::vector<std::string>& stems = prepared.stems;
   if (std::set<std::string>(stems.begin(), stems.end()).size() != stems.size())
     for (std::size_t i = 0; i < stems.size(); ++i) stems[i] = "output_" + std::to_string(i);
-  if (!output_dir.empty()) {
+  if (!flags.output_dir.empty()) {
     std::error_code ec;
-    fs::create_directories(output_dir, ec);
-    if (ec || !fs::is_directory(output_dir))
-      return fail(make_error(ErrorCode::kIo, "--output-dir " + output_dir + ": cannot create (" + ec.message() + ")"));
+    fs::create_directories(flags.output_dir, ec);
+    if (ec || !fs::is_directory(flags.output_dir))
+      return make_error(ErrorCode::kIo, "--output-dir " + flags.output_dir + ": cannot create (" + ec.message() + ")");
   }
+  return prepared;
+}
 
-  auto context = Context::create({});
-  if (!context.ok()) return fail(context.status());
-  const DeviceSummary device = context->device();
-  std::fprintf(text, "device: %s (%s, %s, Vulkan %s)\n", device.name.c_str(), device.type.c_str(), device.driver.c_str(),
-              device.api_version.c_str());
-  auto session = Session::create(*context, *graph, SessionOptions{.fusion = !parsed->has("--no-fusion"), .profile = true});
-  if (!session.ok()) return fail(session.status());
-  Result<std::map<std::string, HostTensor>> outputs = std::map<std::string, HostTensor>{};
-  for (int r = 0; r < runs; ++r) {
-    outputs = session->run(*inputs);
-    if (!outputs.ok()) return fail(outputs.status());
-  }
-  // Views are index maps with no dispatch; `vkfuse plan` counts them the same way.
-  std::size_t views = 0;
-  for (const Node& node : ir.nodes) views += node.op->kind == OpKind::kView ? 1 : 0;
-  std::fprintf(text, "model: %s: %zu ONNX ops, %zu graph ops after import", model.c_str(), graph->source_op_count(),
-              ir.nodes.size() - views);
-  if (views > 0) std::fprintf(text, " (+%zu view%s)", views, views == 1 ? "" : "s");
-  std::fprintf(text, " in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
-  if (session->last_gpu_ms() <= 0.0) std::fprintf(text, "GPU time: not measured (the device has no timestamps)\n");
-  else if (runs == 1)
-    std::fprintf(text, "GPU time: %.4f ms (one run, including first-run warm-up; --runs 2 or more excludes it)\n",
-                session->last_gpu_ms());
-  else
-    std::fprintf(text, "GPU time: %.4f ms (run %d of %d)\n", session->last_gpu_ms(), runs, runs);
-
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const HostTensor& out = outputs->at(names[i]);
-    std::fprintf(text, "output '%s': %s", names[i].c_str(), describe(out.dtype, out.shape).c_str());
-    if (!output_dir.empty()) {
-      const std::string path = (fs::path(output_dir) / (stems[i] + ".npy")).string();
-      if (Status s = write_npy(path, out); !s.ok()) return fail(s);
+// Prints each output's shape and summary (and writes it under --output-dir); returns the JSON list.
+Result<std::string> report_outputs(const RunFlags& flags, const Prepared& prepared,
+                                   const std::map<std::string, HostTensor>& outputs, std::FILE* text) {
+  std::string json;
+  for (std::size_t i = 0; i < prepared.names.size(); ++i) {
+    const std::string& name = prepared.names[i];
+    const HostTensor& out = outputs.at(name);
+    std::fprintf(text, "output '%s': %s", name.c_str(), describe(out.dtype, out.shape).c_str());
+    if (!flags.output_dir.empty()) {
+      const std::string path = (fs::path(flags.output_dir) / (prepared.stems[i] + ".npy")).string();
+      VKFUSE_TRY(write_npy(path, out));
       std::fprintf(text, " -> %s", path.c_str());
     }
     const OutputSummary summary = summarize(out.to_floats(), out.shape);
@@ -327,74 +264,168 @@ int run_run(const Args& args) {
     std::string top;
     for (const auto& [index, score] : summary.top)
       top += (top.empty() ? "[" : ", [") + std::to_string(index) + ", " + json_number(score) + "]";
-    json_outputs += std::string(json_outputs.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(names[i]) + "\", \"dtype\": \"" +
-                    dtype_name(out.dtype) + "\", \"shape\": \"" + shape_to_string(out.shape) + "\", \"min\": " +
-                    json_number(summary.min) + ", \"max\": " + json_number(summary.max) + ", \"mean\": " +
-                    json_number(summary.mean) + ", \"nan\": " + std::to_string(summary.nan) + ", \"top5\": [" + top + "]}";
+    json += std::string(json.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(name) + "\", \"dtype\": \"" +
+            dtype_name(out.dtype) + "\", \"shape\": \"" + shape_to_string(out.shape) + "\", \"min\": " +
+            json_number(summary.min) + ", \"max\": " + json_number(summary.max) + ", \"mean\": " +
+            json_number(summary.mean) + ", \"nan\": " + std::to_string(summary.nan) + ", \"top5\": [" + top + "]}";
   }
+  return json;
+}
 
-  int exit_code = 0;
-  if (!compare_dir.empty()) {
-    std::fprintf(text, "\ncompare with %s (pass: max abs error <= %g x the reference's largest magnitude)\n",
-                compare_dir.c_str(), tolerance);
-    std::fprintf(text, "  %-24s %-20s %14s %12s %12s  %s\n", "output", "shape", "max abs error", "max |ref|", "relative", "result");
-    std::size_t failed = 0;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const HostTensor& out = outputs->at(names[i]);
-      auto reference = read_reference(compare_dir, stems[i], i);
-      std::string shown = names[i].size() > 24 ? names[i].substr(0, 21) + "..." : names[i];
-      if (!reference.ok()) {
-        ++failed;
-        std::fprintf(text, "  %-24s %-20s FAIL: %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
-                    reference.status().message().c_str());
-        continue;
-      }
-      const HostTensor& ref = reference->second;
-      if (ref.shape != out.shape) {
-        ++failed;
-        std::fprintf(text, "  %-24s %-20s FAIL: the reference %s is %s\n", shown.c_str(), shape_to_string(out.shape).c_str(),
-                    reference->first.c_str(), shape_to_string(ref.shape).c_str());
-        continue;
-      }
-      const std::vector<float> got = out.to_floats(), want = ref.to_floats();
-      const Comparison c = compare_values(got, want);
-      const bool pass = c.relative <= tolerance;
-      failed += pass ? 0 : 1;
-      json_compare += std::string(json_compare.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(names[i]) +
-                      "\", \"max_abs_error\": " + json_number(c.max_abs) + ", \"reference_max\": " + json_number(c.ref_max) +
-                      ", \"relative\": " + json_number(c.relative) + ", \"pass\": " + (pass ? "true" : "false") + "}";
-      std::fprintf(text, "  %-24s %-20s %14.3g %12.4g %12.3g  %s", shown.c_str(), shape_to_string(out.shape).c_str(), c.max_abs,
-                  c.ref_max, c.relative, pass ? "pass" : "FAIL");
-      if (!pass && c.worst >= 0)
-        std::fprintf(text, " (worst at flat index %lld: got %.9g, want %.9g)", static_cast<long long>(c.worst),
-                    static_cast<double>(got[static_cast<std::size_t>(c.worst)]),
-                    static_cast<double>(want[static_cast<std::size_t>(c.worst)]));
-      if (ref.dtype != out.dtype) std::fprintf(text, " (reference is %s)", dtype_name(ref.dtype));
-      std::fprintf(text, "\n");
+struct CompareReport {
+  std::size_t failed = 0;
+  std::string json;  // the per-output list
+};
+
+// Each output against its reference file under --compare, printed as a table.
+CompareReport compare_outputs(const RunFlags& flags, const Prepared& prepared, double tolerance,
+                              const std::map<std::string, HostTensor>& outputs, std::FILE* text) {
+  CompareReport report;
+  const std::vector<std::string>& names = prepared.names;
+  std::fprintf(text, "\ncompare with %s (pass: max abs error <= %g x the reference's largest magnitude)\n",
+               flags.compare_dir.c_str(), tolerance);
+  std::fprintf(text, "  %-24s %-20s %14s %12s %12s  %s\n", "output", "shape", "max abs error", "max |ref|", "relative", "result");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const HostTensor& out = outputs.at(names[i]);
+    auto reference = read_reference(flags.compare_dir, prepared.stems[i], i);
+    const std::string shown = names[i].size() > 24 ? names[i].substr(0, 21) + "..." : names[i];
+    const std::string shape = shape_to_string(out.shape);
+    if (!reference.ok()) {
+      ++report.failed;
+      std::fprintf(text, "  %-24s %-20s FAIL: %s\n", shown.c_str(), shape.c_str(), reference.status().message().c_str());
+      continue;
     }
-    if (failed == 0) std::fprintf(text, "all %zu outputs pass\n", names.size());
-    else std::fprintf(text, "%zu of %zu outputs FAIL\n", failed, names.size());
-    exit_code = failed == 0 ? 0 : 1;
-    compare_pass = failed == 0;
+    const HostTensor& ref = reference->second;
+    if (ref.shape != out.shape) {
+      ++report.failed;
+      std::fprintf(text, "  %-24s %-20s FAIL: the reference %s is %s\n", shown.c_str(), shape.c_str(),
+                   reference->first.c_str(), shape_to_string(ref.shape).c_str());
+      continue;
+    }
+    const std::vector<float> got = out.to_floats(), want = ref.to_floats();
+    const Comparison c = compare_values(got, want);
+    const bool pass = c.relative <= tolerance;
+    report.failed += pass ? 0 : 1;
+    report.json += std::string(report.json.empty() ? "" : ", ") + "{\"name\": \"" + json_escape(names[i]) +
+                   "\", \"max_abs_error\": " + json_number(c.max_abs) + ", \"reference_max\": " + json_number(c.ref_max) +
+                   ", \"relative\": " + json_number(c.relative) + ", \"pass\": " + (pass ? "true" : "false") + "}";
+    std::fprintf(text, "  %-24s %-20s %14.3g %12.4g %12.3g  %s", shown.c_str(), shape.c_str(), c.max_abs, c.ref_max,
+                 c.relative, pass ? "pass" : "FAIL");
+    if (!pass && c.worst >= 0)
+      std::fprintf(text, " (worst at flat index %lld: got %.9g, want %.9g)", static_cast<long long>(c.worst),
+                   static_cast<double>(got[static_cast<std::size_t>(c.worst)]),
+                   static_cast<double>(want[static_cast<std::size_t>(c.worst)]));
+    if (ref.dtype != out.dtype) std::fprintf(text, " (reference is %s)", dtype_name(ref.dtype));
+    std::fprintf(text, "\n");
+  }
+  if (report.failed == 0) std::fprintf(text, "all %zu outputs pass\n", names.size());
+  else std::fprintf(text, "%zu of %zu outputs FAIL\n", report.failed, names.size());
+  return report;
+}
+
+int run_run(const RunFlags& flags) {
+  // --json: the report as one JSON object on stdout, the text on stderr.
+  std::FILE* text = flags.json ? stderr : stdout;
+  const std::string& model = flags.model.path;
+  Progress progress(flags.progress.level());
+  auto prepared = prepare(flags, progress);
+  if (!prepared.ok()) return fail(prepared.status());
+  const Graph& graph = prepared->model.graph;
+  const GraphIR& ir = graph_ir(graph);
+  const DType float_dtype = prepared->model.float_dtype;
+  const double tolerance = flags.tolerance.value_or(float_dtype == DType::kF16 ? 3e-2 : 1e-3);
+
+  progress.begin("opening the device");
+  auto context = Context::create({});
+  if (!context.ok()) return fail(context.status());
+  progress.end("opened the device");
+  const DeviceSummary device = context->device();
+  std::fprintf(text, "device: %s (%s, %s, Vulkan %s)\n", device.name.c_str(), device.type.c_str(), device.driver.c_str(),
+               device.api_version.c_str());
+  progress.begin("compiling kernels");
+  SessionOptions options{.fusion = !flags.no_fusion, .profile = true};
+  options.progress = progress.session_callback();
+  auto session = Session::create(*context, graph, options);
+  if (!session.ok()) return fail(session.status());
+  const CacheStats cache = context->cache_stats();
+  progress.end(std::to_string(session->groups().size()) + " kernels ready (" + std::to_string(cache.compiles) +
+               " compiled, " + std::to_string(cache.disk_hits + cache.memory_hits) + " from the kernel cache)");
+  Result<std::map<std::string, HostTensor>> outputs = std::map<std::string, HostTensor>{};
+  for (int r = 0; r < flags.runs; ++r) {
+    progress.begin(r == 0 ? "first run (warm-up)" : "run " + std::to_string(r + 1) + " of " + std::to_string(flags.runs));
+    outputs = session->run(prepared->inputs);
+    if (!outputs.ok()) return fail(outputs.status());
+    progress.end(r == 0 ? "first run (warm-up)" : "run " + std::to_string(r + 1));
+  }
+  // Views are index maps with no dispatch; `vkfuse plan` counts them the same way.
+  std::size_t views = 0;
+  for (const Node& node : ir.nodes) views += node.op->kind == OpKind::kView ? 1 : 0;
+  std::fprintf(text, "model: %s: %zu ONNX ops, %zu graph ops after import", model.c_str(), graph.source_op_count(),
+               ir.nodes.size() - views);
+  if (views > 0) std::fprintf(text, " (+%zu view%s)", views, views == 1 ? "" : "s");
+  std::fprintf(text, " in %zu dispatches (fusion %s)\n", session->dispatch_count(), session->fusion_enabled() ? "on" : "off");
+  if (session->last_gpu_ms() <= 0.0) std::fprintf(text, "GPU time: not measured (the device has no timestamps)\n");
+  else if (flags.runs == 1)
+    std::fprintf(text, "GPU time: %.4f ms (one run, including first-run warm-up; --runs 2 or more excludes it)\n",
+                 session->last_gpu_ms());
+  else
+    std::fprintf(text, "GPU time: %.4f ms (run %d of %d)\n", session->last_gpu_ms(), flags.runs, flags.runs);
+
+  auto json_outputs = report_outputs(flags, *prepared, *outputs, text);
+  if (!json_outputs.ok()) return fail(json_outputs.status());
+  int exit_code = 0;
+  CompareReport compared;
+  if (!flags.compare_dir.empty()) {
+    compared = compare_outputs(flags, *prepared, tolerance, *outputs, text);
+    exit_code = compared.failed == 0 ? 0 : 1;
   }
   if (const std::uint32_t errors = context->validation_errors(); errors > 0) {
     std::fprintf(stderr, "vkfuse run: %u Vulkan validation errors (see above)\n", errors);
     exit_code = 1;
   }
-  if (json) {
+  if (flags.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"onnx_ops\": %zu, \"dispatches\": %zu, "
                 "\"fusion\": %s, \"runs\": %d, \"gpu_ms\": %s, \"gpu_ms_includes_first_run\": %s,\n \"outputs\": [%s]",
-                json_escape(model).c_str(), json_escape(device.name).c_str(), precision_name(*float_dtype), graph->source_op_count(),
-                session->dispatch_count(), session->fusion_enabled() ? "true" : "false", runs,
-                session->last_gpu_ms() > 0.0 ? json_number(session->last_gpu_ms()).c_str() : "null", runs == 1 ? "true" : "false",
-                json_outputs.c_str());
-    if (!compare_dir.empty())
+                json_escape(model).c_str(), json_escape(device.name).c_str(), precision_name(float_dtype),
+                graph.source_op_count(), session->dispatch_count(), session->fusion_enabled() ? "true" : "false", flags.runs,
+                session->last_gpu_ms() > 0.0 ? json_number(session->last_gpu_ms()).c_str() : "null",
+                flags.runs == 1 ? "true" : "false", json_outputs->c_str());
+    if (!flags.compare_dir.empty())
       std::printf(",\n \"compare\": {\"dir\": \"%s\", \"tolerance\": %s, \"pass\": %s, \"outputs\": [%s]}",
-                  json_escape(compare_dir).c_str(), json_number(tolerance).c_str(), compare_pass ? "true" : "false",
-                  json_compare.c_str());
+                  json_escape(flags.compare_dir).c_str(), json_number(tolerance).c_str(),
+                  compared.failed == 0 ? "true" : "false", compared.json.c_str());
     std::printf("}\n");
   }
   return exit_code;
+}
+
+}  // namespace
+
+Command add_run(CLI::App& root) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* app = root.add_subcommand("run", "runs an ONNX model on the GPU and summarizes or compares its outputs");
+  add_model_flags(*app, flags->model, WithPrecision::kYes);
+  repeatable(app->add_option("--input", flags->inputs,
+                             "a graph input from .npy or ONNX TensorProto .pb (repeat per input; --input FILE alone "
+                             "for a one-input model)"))
+      ->type_name("NAME=FILE");
+  app->add_option("--output-dir", flags->output_dir, "writes DIR/NAME.npy per output (created if missing)")->type_name("DIR");
+  app->add_option("--compare", flags->compare_dir, "compares each output with DIR/NAME.npy, DIR/NAME.pb or DIR/output_<i>.pb")
+      ->type_name("DIR");
+  app->add_option("--tolerance", flags->tolerance,
+                  "the largest max-abs error relative to the reference's largest magnitude that passes (default "
+                  "1e-3, 3e-2 with fp16); a failing output makes the exit code 1")
+      ->type_name("T")
+      ->check(non_negative_number());
+  app->add_option("--runs", flags->runs,
+                  "runs N times (default 1): outputs and GPU time from the last run, which excludes first-run "
+                  "warm-up when N >= 2")
+      ->type_name("N")
+      ->check(positive_integer());
+  app->add_flag("--no-fusion", flags->no_fusion, "one dispatch per op");
+  app->add_flag("--json", flags->json, "the report as JSON on stdout (the text goes to stderr)");
+  add_progress_flags(*app, flags->progress);
+  return {app, [flags] { return run_run(*flags); }};
 }
 
 }  // namespace vkfuse::cli

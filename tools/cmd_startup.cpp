@@ -4,10 +4,13 @@
 // Session on the same, now filled, directories. Each is broken down by phase (Session::create_stats).
 #include <stdlib.h>  // mkdtemp, setenv (POSIX)
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <system_error>
 
@@ -19,15 +22,16 @@
 namespace vkfuse::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: vkfuse startup MODEL.onnx [--batch N] [--shape NAME=DIMS ...] [--json]\n"
-    "  --batch N         sets dimension 0 of every input to N (default: the model's own)\n"
-    "  --shape NAME=DIMS fixes an input's shape, e.g. input=1x3x224x224\n"
-    "  --json            one JSON object instead of the table\n"
-    "  Times loading the model, then a cold start (empty caches in a fresh temporary directory, the\n"
-    "  driver's shader cache moved to a fresh directory too) and a warm start (the same directories, now\n"
-    "  filled): context creation and Session::create by phase. VKFUSE_COMPILE_THREADS sets the compile\n"
-    "  threads (default: one per core).\n";
+constexpr const char* kAbout =
+    "Times loading the model, then a cold start (empty caches in a fresh temporary directory, the "
+    "driver's shader cache moved to a fresh directory too) and a warm start (the same directories, now "
+    "filled): context creation and Session::create by phase. VKFUSE_COMPILE_THREADS sets the compile "
+    "threads (default: one per core).";
+
+struct StartupFlags {
+  ModelFlags model;
+  bool json = false;
+};
 
 // The driver caches that would make a "cold" start warm: NVIDIA's shader disk cache and Mesa's. They are
 // read when the driver loads, so they are set before the first Vulkan call.
@@ -101,32 +105,13 @@ void print_json(const char* name, const Start& s) {
               s.caches.pipeline_cache_create_ms);
 }
 
-}  // namespace
-
-int run_startup(const Args& args) {
+int run_startup(const StartupFlags& flags) {
   auto fail = [](const Status& status) {
     std::fprintf(stderr, "vkfuse startup: %s\n", status.to_string().c_str());
     return 1;
   };
-  auto parsed = parse_args(args, {"--batch", "--shape"}, {"--json"});
-  if (parsed.ok() && parsed->help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (!parsed.ok() || parsed->positional.size() != 1) {
-    if (!parsed.ok()) std::fprintf(stderr, "vkfuse startup: %s\n", parsed.status().message().c_str());
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
-  const std::string model = parsed->positional[0];
-  auto batch = parsed->positive_int("--batch", 1);
-  if (!batch.ok()) {
-    std::fprintf(stderr, "vkfuse startup: %s\n", batch.status().message().c_str());
-    return 2;
-  }
-  auto shapes = parse_shape_flags(parsed->all("--shape"));
-  if (!shapes.ok()) return fail(shapes.status());
-
+  const std::string& model = flags.model.path;
+  const int batch = flags.model.batch.value_or(1);
   auto temp = TempDirectory::create();
   if (!temp.ok()) return fail(temp.status());
   const std::string cache_dir = temp->path() + "/vkfuse";
@@ -136,7 +121,7 @@ int run_startup(const Args& args) {
   if (error) return fail(make_error(ErrorCode::kIo, "cannot create " + driver_cache_dir + ": " + error.message()));
   for (const char* variable : kDriverCacheVariables) setenv(variable, driver_cache_dir.c_str(), 1);
 
-  auto loaded = load_model(model, OnnxOptions{*shapes}, parsed->has("--batch") ? std::optional<int>(*batch) : std::nullopt);
+  auto loaded = load_model(flags.model);
   if (!loaded.ok()) return fail(loaded.status());
   const Graph& graph = loaded->graph;
 
@@ -146,11 +131,11 @@ int run_startup(const Args& args) {
   auto warm = start(graph, cache_dir, &device);
   if (!warm.ok()) return fail(warm.status().with_context("warm start"));
 
-  if (parsed->has("--json")) {
+  if (flags.json) {
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"driver\": \"%s\", \"batch\": %d, \"onnx_ops\": %zu, "
                 "\"dispatches\": %zu, \"compile_threads\": %u, \"load_ms\": %.3f, \"driver_cache_env\": [",
                 json_escape(model).c_str(), json_escape(device.name).c_str(), json_escape(device.driver).c_str(),
-                *batch, graph.source_op_count(), cold->dispatches, cold->session.compile_threads, loaded->load_ms);
+                batch, graph.source_op_count(), cold->dispatches, cold->session.compile_threads, loaded->load_ms);
     for (std::size_t i = 0; i < std::size(kDriverCacheVariables); ++i)
       std::printf("%s\"%s\"", i ? ", " : "", kDriverCacheVariables[i]);
     std::printf("],");
@@ -162,7 +147,7 @@ int run_startup(const Args& args) {
   }
 
   std::printf("device:  %s (%s, Vulkan %s)\n", device.name.c_str(), device.driver.c_str(), device.api_version.c_str());
-  std::printf("model:   %s, batch %d, %zu ONNX ops -> %zu dispatches (loaded in %.1f ms)\n", model.c_str(), *batch,
+  std::printf("model:   %s, batch %d, %zu ONNX ops -> %zu dispatches (loaded in %.1f ms)\n", model.c_str(), batch,
               graph.source_op_count(), cold->dispatches, loaded->load_ms);
   std::printf("caches:  cold = empty vkfuse kernel and pipeline caches in a fresh temporary directory, and the\n"
               "         driver's shader cache moved to a fresh directory (__GL_SHADER_DISK_CACHE_PATH,\n"
@@ -194,6 +179,17 @@ int run_startup(const Args& args) {
               format_bytes(cold->caches.pipeline_cache_loaded_bytes).c_str(),
               format_bytes(warm->caches.pipeline_cache_loaded_bytes).c_str());
   return 0;
+}
+
+}  // namespace
+
+Command add_startup(CLI::App& root) {
+  auto flags = std::make_shared<StartupFlags>();
+  CLI::App* app = root.add_subcommand("startup", "times creating a session, cold and warm, by phase");
+  app->footer(kAbout);
+  add_model_flags(*app, flags->model, WithPrecision::kNo);
+  app->add_flag("--json", flags->json, "one JSON object instead of the table");
+  return {app, [flags] { return run_startup(*flags); }};
 }
 
 }  // namespace vkfuse::cli

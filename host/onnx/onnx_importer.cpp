@@ -41,6 +41,27 @@ struct UnsupportedNode {
   std::string reason;
 };
 
+constexpr const char* kNotOnnxHint = "; the file is truncated or is not an ONNX model";
+
+// Parsed from the flat bytes: each initializer's raw_data is copied once, in one piece (parsing from a
+// stream grew every raw_data string chunk by chunk).
+Result<std::unique_ptr<onnx::ModelProto>> parse_model(const void* data, std::size_t bytes, const std::string& name) {
+  if (bytes == 0) return make_error(ErrorCode::kInvalidArgument, name + ": the file is empty" + std::string(kNotOnnxHint));
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    return make_error(ErrorCode::kUnsupported, name + ": larger than protobuf's 2 GiB limit; store the weights as external data");
+  auto model = std::make_unique<onnx::ModelProto>();
+  if (!model->ParseFromArray(data, static_cast<int>(bytes)))
+    return make_error(ErrorCode::kInvalidArgument, name + ": cannot be parsed as an ONNX ModelProto" + std::string(kNotOnnxHint));
+  // Protobuf accepts many byte strings as some message: insist on what every ONNX model has.
+  if (model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      name + ": not an ONNX model (no " +
+                          (model->ir_version() <= 0 ? "ir_version" : !model->has_graph() ? "graph" : "opset_import") + ")" +
+                          kNotOnnxHint);
+  return model;
+}
+
+// Mapped (the page cache, no copy), then parsed.
 Result<std::unique_ptr<onnx::ModelProto>> read_model(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::kNotFound, path + ": no such file");
@@ -48,27 +69,16 @@ Result<std::unique_ptr<onnx::ModelProto>> read_model(const std::string& path) {
   if (ec) return make_error(ErrorCode::kIo, path + ": cannot read its size: " + ec.message());
   if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
     return make_error(ErrorCode::kUnsupported, path + ": larger than protobuf's 2 GiB limit; store the weights as external data");
-  // Mapped (the page cache, no copy) and parsed from the flat bytes: each initializer's raw_data is
-  // copied once, in one piece. Parsing from a stream grew every raw_data string chunk by chunk; on this
-  // 2-core machine resnet50's 100 MB parsed in 77 ms that way, 55-65 ms mapped.
   const auto bytes = static_cast<std::size_t>(size);
-  const char* hint = "; the file is truncated or is not an ONNX model";
-  if (bytes == 0) return make_error(ErrorCode::kInvalidArgument, path + ": the file is empty" + std::string(hint));
+  if (bytes == 0) return parse_model(nullptr, 0, path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::kIo, path + ": cannot be opened: " + std::strerror(errno));
   void* mapped = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   const int map_error = errno;
   ::close(fd);
   if (mapped == MAP_FAILED) return make_error(ErrorCode::kIo, path + ": cannot be mapped: " + std::strerror(map_error));
-  auto model = std::make_unique<onnx::ModelProto>();
-  const bool parsed = model->ParseFromArray(mapped, static_cast<int>(bytes));
+  auto model = parse_model(mapped, bytes, path);
   ::munmap(mapped, bytes);
-  if (!parsed) return make_error(ErrorCode::kInvalidArgument, path + ": cannot be parsed as an ONNX ModelProto" + std::string(hint));
-  // Protobuf accepts many byte strings as some message: insist on what every ONNX model has.
-  if (model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
-    return make_error(ErrorCode::kInvalidArgument,
-                      path + ": not an ONNX model (no " +
-                          (model->ir_version() <= 0 ? "ir_version" : !model->has_graph() ? "graph" : "opset_import") + ")" + hint);
   return model;
 }
 
@@ -349,16 +359,13 @@ Status add_outputs(ImportState& state, const onnx::GraphProto& graph, const Onnx
   return {};
 }
 
-}  // namespace
-
-Result<Graph> import_model(const std::string& path, const OnnxOptions& options) {
+// `path` names the model in messages; external data is read from `base_dir` (none: refused).
+Result<Graph> import_parsed(onnx::ModelProto* model, const std::string& path, const std::string& base_dir,
+                            const OnnxOptions& options) {
   if (options.batch && *options.batch <= 0)
     return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::batch is " + std::to_string(*options.batch) + ", not positive");
-  VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
   VKFUSE_ASSIGN_OR_RETURN(const int opset, model_opset(*model, path));
   onnx::GraphProto& graph = *model->mutable_graph();
-  fs::path folder = fs::path(path).parent_path();
-  const std::string base_dir = folder.empty() ? "." : folder.string();
   const std::string context = path + " (opset " + std::to_string(opset) + ")";
 
   ImportState state;
@@ -393,8 +400,7 @@ Result<Graph> import_model(const std::string& path, const OnnxOptions& options) 
   return built;
 }
 
-Result<OnnxModelInfo> inspect_model(const std::string& path) {
-  VKFUSE_ASSIGN_OR_RETURN(const std::unique_ptr<onnx::ModelProto> model, read_model(path));
+Result<OnnxModelInfo> inspect_parsed(const onnx::ModelProto* model, const std::string& path) {
   OnnxModelInfo info;
   VKFUSE_ASSIGN_OR_RETURN(info.opset, model_opset(*model, path));
   const onnx::GraphProto& graph = model->graph();
@@ -422,12 +428,30 @@ Result<OnnxModelInfo> inspect_model(const std::string& path) {
   return info;
 }
 
+}  // namespace
 }  // namespace vkfuse::onnx_import
 
 namespace vkfuse {
 
-Result<OnnxModelInfo> inspect_onnx(const std::string& path) { return onnx_import::inspect_model(path); }
+Result<OnnxModelInfo> inspect_onnx(const std::string& path) {
+  VKFUSE_ASSIGN_OR_RETURN(const auto model, onnx_import::read_model(path));
+  return onnx_import::inspect_parsed(model.get(), path);
+}
 
-Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options) { return onnx_import::import_model(path, options); }
+Result<OnnxModelInfo> inspect_onnx_from_memory(const void* data, std::size_t size, const std::string& name) {
+  VKFUSE_ASSIGN_OR_RETURN(const auto model, onnx_import::parse_model(data, size, name));
+  return onnx_import::inspect_parsed(model.get(), name);
+}
+
+Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options) {
+  VKFUSE_ASSIGN_OR_RETURN(const auto model, onnx_import::read_model(path));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  return onnx_import::import_parsed(model.get(), path, folder.empty() ? "." : folder.string(), options);
+}
+
+Result<Graph> load_onnx_from_memory(const void* data, std::size_t size, const OnnxOptions& options, const std::string& name) {
+  VKFUSE_ASSIGN_OR_RETURN(const auto model, onnx_import::parse_model(data, size, name));
+  return onnx_import::import_parsed(model.get(), name, "", options);
+}
 
 }  // namespace vkfuse

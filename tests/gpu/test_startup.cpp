@@ -1,5 +1,6 @@
 // Session start-up: the pipeline cache file round-trips through a Context and a damaged or foreign one
-// is ignored; compiling on many threads gives the same groups, kernels and outputs as on one.
+// is ignored; compiling on many threads gives the same groups, kernels and outputs as on one, and
+// reports its progress.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,13 +130,22 @@ TEST_CASE("compiling on many threads gives the same groups, kernels and outputs 
     std::map<std::string, std::vector<std::byte>> kernels;  // the kernel cache's entries, by file name
     std::vector<std::byte> output;
     unsigned threads = 0;
+    std::vector<std::size_t> progress;  // `done` of each progress call, in call order
+    std::set<std::size_t> totals;
+    std::set<std::string> stages;
   };
   auto compile = [&](const char* threads) {
     ScopedEnv env("VKFUSE_COMPILE_THREADS", threads);
     ScratchDir dir("vkfuse_compile_threads_test");
     Compiled result;
     Context context = open_context(dir.path());
-    auto session = Session::create(context, *graph, {});
+    SessionOptions options;
+    options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+      result.progress.push_back(done);
+      result.totals.insert(total);
+      result.stages.insert(std::string(stage));
+    };
+    auto session = Session::create(context, *graph, options);
     REQUIRE_MESSAGE(session.ok(), session.status().to_string());
     for (const GroupInfo& group : session->groups()) result.labels.push_back(group.label);
     result.threads = session->create_stats().compile_threads;
@@ -157,6 +168,14 @@ TEST_CASE("compiling on many threads gives the same groups, kernels and outputs 
   CHECK(many.kernels.size() == one.kernels.size());
   CHECK(many.kernels == one.kernels);  // same keys, same SPIR-V, byte for byte
   CHECK(many.output == one.output);
+  // SessionOptions::progress: one call per group, counting up, one call at a time even on 4 threads.
+  for (const Compiled* c : {&one, &many}) {
+    std::vector<std::size_t> counting(c->labels.size());
+    for (std::size_t i = 0; i < counting.size(); ++i) counting[i] = i + 1;
+    CHECK(c->progress == counting);
+    CHECK(c->totals == std::set<std::size_t>{c->labels.size()});
+    CHECK(c->stages == std::set<std::string>{"kernels"});
+  }
 }
 
 }  // namespace vkfuse::testing

@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
 # vkfuse as a package, the ways a user consumes it:
-#   check_package.sh BUILD_DIR SOURCE_DIR WORK_DIR
+#   check_package.sh BUILD_DIR SOURCE_DIR WORK_DIR [install|subdirectory]
 # cmake --install into WORK_DIR/prefix; the shared library's SONAME and exported symbols (the public
 # API only: no glslang, SPIRV-Tools, protobuf or internal symbol); the installed CLI; a program that
 # loads tests/data/models/tiny_cnn and checks its output, built through find_package (shared and
 # static) and pkg-config and run; the C test built through pkg-config; the Python package imported
-# from the prefix; and vkfuse configured under add_subdirectory by another project.
+# from the prefix ("install", the default); or vkfuse under add_subdirectory of another project, which
+# builds the same program ("subdirectory": a separate test, since it compiles vkfuse once more).
 set -euo pipefail
-build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) work=$3
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) work=$3 mode=${4:-install}
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 fail() { echo "check_package: $*" >&2; exit 1; }
+check_consumer() {
+  local what=$1 exe=$2 out
+  out=$("$exe" "$src/tests/data/models/tiny_cnn" 2>&1) || fail "$what: the consumer failed: $out"
+  grep -q "tiny_cnn matches its reference" <<< "$out" || fail "$what: the consumer printed '$out'"
+  echo "$what: ok ($(head -1 <<< "$out"))"
+}
+
+if [ "$mode" = subdirectory ]; then
+  # Configured with no build type and with Debug; the first also built (the library and the consumer
+  # only, unoptimized to keep CI's time) and run.
+  for type in "" Debug; do
+    dir=$work/subdirectory_${type:-none}
+    cmake -S "$src/tests/package/subdirectory" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" \
+          -DEXPECTED_BUILD_TYPE="$type" -DVKFUSE_SOURCE="$src" > "$dir.log" 2>&1 ||
+      fail "add_subdirectory (build type '$type'): $(grep -A3 'Error' "$dir.log" | head -20)"
+    if [ -n "$type" ]; then
+      echo "add_subdirectory, build type '$type': configures"
+      continue
+    fi
+    cmake --build "$dir" --target consumer >> "$dir.log" 2>&1 || fail "add_subdirectory build: $(tail -30 "$dir.log")"
+    check_consumer "add_subdirectory, build type ''" "$dir/consumer"
+    ldd "$dir/consumer" | grep -q 'libvkfuse.so.0 => ' || fail "the add_subdirectory consumer does not load libvkfuse.so.0"
+  done
+  echo "package: all checks pass"
+  exit 0
+fi
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 libdir=$(dirname "$(find "$prefix" -name 'libvkfuse.so' | head -1)")
@@ -44,12 +71,6 @@ echo "exports: $(wc -l < "$work/exports_api.txt") symbols, all vkfuse API"
   fail "the installed CLI failed: $(cat "$work/cli.log")"
 grep -q "1 dispatch" "$work/cli.log" || fail "the installed CLI's plan: $(cat "$work/cli.log")"
 
-check_consumer() {
-  local what=$1 exe=$2 out
-  out=$("$exe" "$src/tests/data/models/tiny_cnn" 2>&1) || fail "$what: the consumer failed: $out"
-  grep -q "tiny_cnn matches its reference" <<< "$out" || fail "$what: the consumer printed '$out'"
-  echo "$what: ok ($(head -1 <<< "$out"))"
-}
 for target in vkfuse::vkfuse vkfuse::vkfuse_static; do
   dir=$work/consumer_${target#vkfuse::}
   cmake -S "$src/tests/package/consumer" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -81,11 +102,4 @@ if [ -n "${PYTHON:-}" ]; then
     "$src/tests/data/models/tiny_cnn/model.onnx" || fail "importing the installed Python package failed"
 fi
 
-for type in "" Debug; do
-  dir=$work/subdirectory_${type:-none}
-  cmake -S "$src/tests/package/subdirectory" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" \
-        -DEXPECTED_BUILD_TYPE="$type" -DVKFUSE_SOURCE="$src" > "$dir.log" 2>&1 ||
-    fail "add_subdirectory (build type '$type'): $(grep -A3 'Error' "$dir.log" | head -20)"
-  echo "add_subdirectory, build type '${type}': ok"
-done
 echo "package: all checks pass"

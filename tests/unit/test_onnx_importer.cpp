@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <vkfuse/onnx.hpp>
@@ -205,6 +207,41 @@ TEST_CASE("ONNX: external data that is missing, out of range, or outside the mod
   s = load_error(bad_path("external_wrong_length"));
   CHECK(s.message() == bad_path("external_wrong_length") + ": initializer 'w1': external data length 12 in 'weights.bin' "
                                                            "does not match the 48 bytes of its shape and type");
+}
+
+TEST_CASE("ONNX: a model from memory imports as from its file; external data and bad bytes are refused by name") {
+  auto read_bytes = [](const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  };
+  const std::string bytes = read_bytes(model_path("elementwise_chain"));
+  REQUIRE(!bytes.empty());
+  auto graph = load_onnx_from_memory(bytes.data(), bytes.size(), {}, "chain bytes");
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  CHECK(op_names(*graph) == op_names(load(model_path("elementwise_chain"))));
+  const TestSet set = read_test_set("elementwise_chain");
+  auto outputs = evaluate_reference(*graph, set.inputs);
+  REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
+  for (const auto& [output, want] : set.outputs) {
+    const CloseReport report = all_close(outputs->at(output).to_floats(), want.to_floats(), 1e-5, 1e-4);
+    CHECK_MESSAGE(report.ok, output << ": " << report.describe());
+  }
+  auto info = inspect_onnx_from_memory(bytes.data(), bytes.size());
+  REQUIRE(info.ok());
+  CHECK(info->inputs.size() == 1);
+  CHECK(info->inputs[0].name == "x");
+
+  const std::string external = read_bytes(model_path("external_data"));
+  auto refused = load_onnx_from_memory(external.data(), external.size(), {}, "embedded");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("embedded") == 0);
+  CHECK(refused.status().message().find("has external data, which needs the model's folder (none given)") != std::string::npos);
+  auto truncated = load_onnx_from_memory(bytes.data(), bytes.size() / 2, {}, "half");
+  REQUIRE_FALSE(truncated.ok());
+  CHECK(truncated.status().message() == "half: cannot be parsed as an ONNX ModelProto; the file is truncated or is not an ONNX model");
+  auto empty = load_onnx_from_memory(nullptr, 0);
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().message() == "<memory>: the file is empty; the file is truncated or is not an ONNX model");
 }
 
 TEST_CASE("ONNX: truncated and non-protobuf files are errors that name the file") {

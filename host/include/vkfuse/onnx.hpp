@@ -1,6 +1,7 @@
 // Loading ONNX models into a vkfuse Graph.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,6 +42,11 @@ struct OnnxOptions {
 // External data is read relative to the model's folder; an absolute location, or one that leaves the
 // folder, is refused.
 VKFUSE_API Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options = {});
+// The same from a model's bytes in memory (embedded in a program, fetched by the application): `data`
+// is read during the call only; `name` stands for the file in messages. External data has no folder
+// to come from: a model that needs it is refused.
+VKFUSE_API Result<Graph> load_onnx_from_memory(const void* data, std::size_t size, const OnnxOptions& options = {},
+                                               const std::string& name = "<memory>");
 
 // What an .onnx file declares, read without building a graph: its inputs and outputs as a run takes
 // and gives them (dtypes mapped as load_onnx maps them; -1 and TensorDesc::dim_names for symbolic
@@ -53,5 +59,7 @@ struct OnnxModelInfo {
   std::string producer;             // "pytorch 2.11.0"
 };
 VKFUSE_API Result<OnnxModelInfo> inspect_onnx(const std::string& path);
+VKFUSE_API Result<OnnxModelInfo> inspect_onnx_from_memory(const void* data, std::size_t size,
+                                                          const std::string& name = "<memory>");
 
 }  // namespace vkfuse

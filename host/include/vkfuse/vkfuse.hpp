@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -254,6 +255,10 @@ struct SessionOptions {
   std::map<std::string, ImageInput> image_inputs;
   // Graph outputs written into images, by name (bound with Execution::bind_image as well).
   std::map<std::string, ImageOutput> image_outputs;
+  // Progress of Session::create, for a progress display: ("kernels", done, total) once per fused
+  // group as its kernel is built, compiled and made a pipeline (done counts 1..total). Called from
+  // the worker threads, one call at a time; keep it short.
+  std::function<void(std::string_view stage, std::size_t done, std::size_t total)> progress;
 };
 
 // One fused group as compiled: what it runs and how long it took on the last run.
