@@ -123,7 +123,7 @@ class App {
   bool setup();
   bool make_slots();
   bool frame(uint64_t n);
-  void collect(Slot& slot);
+  void collect(Slot& slot, bool steady = true);
   bool finish();
   std::string top5_json() const;
 
@@ -178,7 +178,7 @@ bool App::setup() {
   source_ = VideoSource::open(o_.input, static_cast<int>(hint.width), static_cast<int>(hint.height), &error_);
   if (!source_) return fail(error_);
   const VkExtent2D frame_extent{static_cast<uint32_t>(source_->width()), static_cast<uint32_t>(source_->height())};
-  paced_ = o_.pace && !o_.offscreen && o_.input != "testsrc" && o_.input.rfind("/dev/", 0) != 0;
+  paced_ = o_.pace && !o_.offscreen && !source_->live();
 
   const char* validation_env = std::getenv("VKFUSE_VALIDATION");
   GpuOptions gpu_options;
@@ -293,8 +293,9 @@ bool App::make_slots() {
   return true;
 }
 
-// The finished frame's GPU times, from its timestamps, into the means and the HUD.
-void App::collect(Slot& s) {
+// The finished frame's GPU times, from its timestamps, into the means and the HUD. Not `steady`: the
+// frames drained at exit, which come back all at once and have no frame time of their own.
+void App::collect(Slot& s, bool steady) {
   if (!s.pending) return;
   s.pending = false;
   uint64_t ts[kTimestamps] = {};
@@ -315,7 +316,7 @@ void App::collect(Slot& s) {
   smooth(stats_.present_ms, present_ms_);
   smooth(stats_.frame_ms, frame_ms);
   stats_.fps = stats_.frame_ms > 0.0 ? 1000.0 / stats_.frame_ms : 0.0;
-  if (++collected_ > 2 * slots_.size()) means_.add(frame_ms, model, upload, draw, s.decode_ms, present_ms_);
+  if (++collected_ > 2 * slots_.size() && steady) means_.add(frame_ms, model, upload, draw, s.decode_ms, present_ms_);
   if (inference_->kind() == OutputKind::kClassification) {
     stats_.top5.clear();
     for (const auto& [k, p] : inference_->top5(static_cast<std::size_t>(&s - slots_.data()))) {
@@ -403,7 +404,7 @@ bool App::frame(uint64_t n) {
 
 bool App::finish() {
   vkDeviceWaitIdle(gpu_->device);
-  for (Slot& s : slots_) collect(s);
+  for (Slot& s : slots_) collect(s, false);
   bool ok = true;
   if (!o_.screenshot.empty()) {
     std::vector<uint8_t> rgba;
