@@ -15,6 +15,7 @@
 #include <vkfuse/interop.hpp>
 
 #include "gpu.h"
+#include "frame_queue.h"
 #include "hud.h"
 #include "image_writer.h"
 #include "inference.h"
@@ -74,17 +75,18 @@ struct Slot {
   bool pending = false;        // submitted, its stats not read yet
   Variant* variant = nullptr;  // what it ran
   double decode_ms = 0.0;
+  double wait_ms = 0.0;        // how long the loop waited for its decoded frame
 };
 
 // Running means of what the HUD and the summary show.
 struct Means {
-  double frame = 0, model = 0, upload = 0, draw = 0, decode = 0, present = 0;
+  double frame = 0, model = 0, upload = 0, draw = 0, decode = 0, wait = 0, present = 0;
   std::size_t count = 0;
-  void add(double f, double m, double u, double d, double dec, double p) {
+  void add(double f, double m, double u, double d, double dec, double w, double p) {
     ++count;
     const double k = 1.0 / static_cast<double>(count);
     frame += (f - frame) * k, model += (m - model) * k, upload += (u - upload) * k, draw += (d - draw) * k;
-    decode += (dec - decode) * k, present += (p - present) * k;
+    decode += (dec - decode) * k, wait += (w - wait) * k, present += (p - present) * k;
   }
 };
 
@@ -130,6 +132,7 @@ class App {
   const Options& o_;
   std::string error_;
   std::unique_ptr<VideoSource> source_;
+  std::unique_ptr<FrameQueue> frames_;  // decodes ahead on its own thread
   GLFWwindow* window_ = nullptr;
   std::unique_ptr<Gpu> gpu_;
   VkSurfaceKHR surface_ = VK_NULL_HANDLE;
@@ -154,6 +157,7 @@ class App {
 
 App::~App() {
   if (gpu_ && gpu_->device) vkDeviceWaitIdle(gpu_->device);
+  frames_.reset();
   hud_.reset();
   renderer_.reset();
   target_.reset();
@@ -316,7 +320,7 @@ void App::collect(Slot& s, bool steady) {
   smooth(stats_.present_ms, present_ms_);
   smooth(stats_.frame_ms, frame_ms);
   stats_.fps = stats_.frame_ms > 0.0 ? 1000.0 / stats_.frame_ms : 0.0;
-  if (++collected_ > 2 * slots_.size() && steady) means_.add(frame_ms, model, upload, draw, s.decode_ms, present_ms_);
+  if (++collected_ > 2 * slots_.size() && steady) means_.add(frame_ms, model, upload, draw, s.decode_ms, s.wait_ms, present_ms_);
   if (inference_->kind() == OutputKind::kClassification) {
     stats_.top5.clear();
     for (const auto& [k, p] : inference_->top5(static_cast<std::size_t>(&s - slots_.data()))) {
@@ -336,7 +340,9 @@ bool App::frame(uint64_t n) {
     const auto due = start_ + std::chrono::duration<double>(static_cast<double>(n) / source_->fps());
     std::this_thread::sleep_until(due);
   }
-  if (!source_->read(decoded_, &error_)) return fail(error_);
+  const Clock::time_point wait_start = Clock::now();
+  if (!frames_->pop(decoded_, &error_)) return fail(error_);
+  s.wait_ms = ms_between(wait_start, Clock::now());
   s.decode_ms = decoded_.decode_ms;
   std::memcpy(s.staging.mapped, decoded_.rgba.data(), std::min<std::size_t>(decoded_.rgba.size(), s.staging.size));
 
@@ -434,6 +440,7 @@ std::string App::top5_json() const {
 
 int App::run() {
   if (!setup()) return 1;
+  frames_ = std::make_unique<FrameQueue>(*source_, 2);
   start_ = last_frame_ = Clock::now();
   uint64_t n = 0;
   bool ok = true;
@@ -458,12 +465,12 @@ int App::run() {
   if (o_.json)
     std::printf("{\"model\": \"%s\", \"kind\": \"%s\", \"source\": \"%s\", \"device\": \"%s\", \"fused\": %s, "
                 "\"precision\": \"%s\", \"dispatches\": %zu, \"frames\": %llu, \"averaged_frames\": %zu, \"frame_ms\": %.4f, "
-                "\"model_gpu_ms\": %.4f, \"upload_gpu_ms\": %.4f, \"draw_gpu_ms\": %.4f, \"decode_ms\": %.4f, \"present_ms\": %.4f, "
+                "\"model_gpu_ms\": %.4f, \"upload_gpu_ms\": %.4f, \"draw_gpu_ms\": %.4f, \"decode_ms\": %.4f, \"decode_wait_ms\": %.4f, \"present_ms\": %.4f, "
                 "\"offscreen\": %s, \"top5\": [%s]}\n",
                 json_text(stats_.model).c_str(), stats_.kind.c_str(), json_text(stats_.source).c_str(),
                 json_text(stats_.device).c_str(), stats_.fused ? "true" : "false",
                 stats_.fp16 ? "fp16" : "fp32", stats_.dispatches, static_cast<unsigned long long>(n), means_.count, means_.frame,
-                means_.model, means_.upload, means_.draw, means_.decode, means_.present, o_.offscreen ? "true" : "false",
+                means_.model, means_.upload, means_.draw, means_.decode, means_.wait, means_.present, o_.offscreen ? "true" : "false",
                 top5_json().c_str());
   return ok && messages == 0 ? 0 : 1;
 }
