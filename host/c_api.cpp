@@ -13,24 +13,55 @@
 #include <vkfuse/onnx.hpp>
 #include <vkfuse/vkfuse.hpp>
 
-namespace {
+#include "host/c_api_internal.h"
 
-using vkfuse::ErrorCode;
-using vkfuse::Status;
+namespace vkfuse::c_api {
 
-thread_local std::string t_last_error;
-
+std::string& last_error() {
+  thread_local std::string message;
+  return message;
+}
 vkf_status fail(const Status& status) {
-  t_last_error = status.message();
+  last_error() = status.message();
   return static_cast<vkf_status>(status.code());
 }
 vkf_status fail(vkf_status code, std::string message) {
-  t_last_error = std::move(message);
+  last_error() = std::move(message);
   return code;
 }
 vkf_status invalid(const char* function, const char* what) {
   return fail(VKF_INVALID_ARGUMENT, std::string(function) + ": " + what);
 }
+
+vkf_status host_tensor(const vkf_tensor& t, const char* function, HostTensor* out) {
+  if (t.name == nullptr) return invalid(function, "a tensor has a NULL name");
+  const std::string where = std::string(function) + ": input '" + t.name + "'";
+  if (t.dtype < VKF_F32 || t.dtype > VKF_U8) return fail(VKF_INVALID_ARGUMENT, where + " has an unknown dtype " + std::to_string(t.dtype));
+  if (t.rank > 0 && t.shape == nullptr) return fail(VKF_INVALID_ARGUMENT, where + " has rank > 0 and a NULL shape");
+  HostTensor host;
+  host.dtype = static_cast<DType>(t.dtype);
+  host.shape.assign(t.shape, t.shape + t.rank);
+  for (std::int64_t d : host.shape)
+    if (d < 0) return fail(VKF_INVALID_ARGUMENT, where + " has a negative dimension in " + shape_to_string(host.shape));
+  const std::size_t bytes = static_cast<std::size_t>(host.numel()) * dtype_size(host.dtype);
+  if (t.size != bytes)
+    return fail(VKF_INVALID_ARGUMENT, where + ": size is " + std::to_string(t.size) + " bytes; " + shape_to_string(host.shape) +
+                                          " " + dtype_name(host.dtype) + " is " + std::to_string(bytes));
+  if (bytes > 0 && t.data == nullptr) return fail(VKF_INVALID_ARGUMENT, where + " has NULL data");
+  host.bytes.resize(bytes);
+  if (bytes > 0) std::memcpy(host.bytes.data(), t.data, bytes);
+  *out = std::move(host);
+  return VKF_OK;
+}
+
+}  // namespace vkfuse::c_api
+
+namespace {
+
+using vkfuse::ErrorCode;
+using vkfuse::Status;
+using vkfuse::c_api::fail;
+using vkfuse::c_api::invalid;
 
 // C views (pointers into the strings and vectors it keeps) of TensorDescs.
 struct TensorViews {
@@ -70,25 +101,15 @@ bool valid_dtype(vkf_dtype dtype) { return dtype >= VKF_F32 && dtype <= VKF_U8; 
 
 }  // namespace
 
-struct vkf_context {
-  vkfuse::Context context;
-  vkfuse::DeviceSummary device;
-};
-
 struct vkf_model {
   std::optional<vkfuse::Graph> graph;  // none for vkf_onnx_inspect
   TensorViews inputs, outputs;
 };
 
-struct vkf_session {
-  vkfuse::Session session;
-  std::map<std::string, vkfuse::HostTensor> outputs;  // the last run's (vkf_tensor.name points at a key)
-};
-
 extern "C" {
 
 const char* vkf_version(void) { return vkfuse::version(); }
-const char* vkf_last_error(void) { return t_last_error.c_str(); }
+const char* vkf_last_error(void) { return vkfuse::c_api::last_error().c_str(); }
 const char* vkf_status_name(vkf_status status) { return vkfuse::error_code_name(static_cast<ErrorCode>(status)); }
 const char* vkf_dtype_name(vkf_dtype dtype) { return valid_dtype(dtype) ? vkfuse::dtype_name(static_cast<vkfuse::DType>(dtype)) : "?"; }
 size_t vkf_dtype_size(vkf_dtype dtype) { return valid_dtype(dtype) ? vkfuse::dtype_size(static_cast<vkfuse::DType>(dtype)) : 0; }
@@ -211,23 +232,9 @@ vkf_status vkf_session_run(vkf_session* session, const vkf_tensor* inputs, size_
   std::map<std::string, vkfuse::HostTensor> feeds;
   for (size_t i = 0; i < input_count; ++i) {
     const vkf_tensor& t = inputs[i];
-    if (t.name == nullptr) return invalid("vkf_session_run", "an input has a NULL name");
-    const std::string where = std::string("vkf_session_run: input '") + t.name + "'";
-    if (!valid_dtype(t.dtype)) return fail(VKF_INVALID_ARGUMENT, where + " has an unknown dtype " + std::to_string(t.dtype));
-    if (t.rank > 0 && t.shape == nullptr) return fail(VKF_INVALID_ARGUMENT, where + " has rank > 0 and a NULL shape");
     vkfuse::HostTensor host;
-    host.dtype = static_cast<vkfuse::DType>(t.dtype);
-    host.shape.assign(t.shape, t.shape + t.rank);
-    for (std::int64_t d : host.shape)
-      if (d < 0) return fail(VKF_INVALID_ARGUMENT, where + " has a negative dimension in " + vkfuse::shape_to_string(host.shape));
-    const std::size_t bytes = static_cast<std::size_t>(host.numel()) * vkfuse::dtype_size(host.dtype);
-    if (t.size != bytes)
-      return fail(VKF_INVALID_ARGUMENT, where + ": size is " + std::to_string(t.size) + " bytes; " +
-                                            vkfuse::shape_to_string(host.shape) + " " + vkfuse::dtype_name(host.dtype) + " is " +
-                                            std::to_string(bytes));
-    if (bytes > 0 && t.data == nullptr) return fail(VKF_INVALID_ARGUMENT, where + " has NULL data");
-    host.bytes.resize(bytes);
-    if (bytes > 0) std::memcpy(host.bytes.data(), t.data, bytes);
+    if (vkf_status bad = vkfuse::c_api::host_tensor(t, "vkf_session_run", &host); bad != VKF_OK) return bad;
+    const std::string where = std::string("vkf_session_run: input '") + t.name + "'";
     if (!feeds.emplace(t.name, std::move(host)).second) return fail(VKF_INVALID_ARGUMENT, where + " is given twice");
   }
   auto outputs = session->session.run(feeds);

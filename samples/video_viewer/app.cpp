@@ -346,15 +346,21 @@ bool App::frame(uint64_t n) {
   s.decode_ms = decoded_.decode_ms;
   std::memcpy(s.staging.mapped, decoded_.rgba.data(), std::min<std::size_t>(decoded_.rgba.size(), s.staging.size));
 
+  // A resize (or a present that found the swapchain stale) recreates it before the next acquire, so
+  // no image of the old swapchain is left acquired; an acquire that finds it out of date does the same.
   uint32_t image = 0;
-  bool stale = false;
-  if (!target_->acquire(slot_index, s.acquired, &image, &stale, &error_)) return fail(error_);
-  if (stale || controls_.resized) {
-    controls_.resized = false;
-    if (!target_->recreate(*renderer_, &error_)) return fail(error_);
-    if (stale && !target_->acquire(slot_index, s.acquired, &image, &stale, &error_)) return fail(error_);
-    if (stale) return true;  // still out of date: the next frame tries again
+  bool stale = controls_.resized;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (stale) {
+      controls_.resized = false;
+      if (!target_->recreate(*renderer_, &error_)) return fail(error_);
+      std::fprintf(stderr, "video_viewer: the window is now %ux%u (swapchain recreated)\n", target_->extent().width,
+                   target_->extent().height);
+    }
+    if (!target_->acquire(slot_index, s.acquired, &image, &stale, &error_)) return fail(error_);
+    if (!stale) break;
   }
+  if (stale) return true;  // still out of date (the window is changing): the next frame tries again
   Variant& variant = inference_->variant(controls_.fused, controls_.fp16);
   s.variant = &variant;
 
@@ -445,6 +451,8 @@ int App::run() {
   uint64_t n = 0;
   bool ok = true;
   while (ok && !controls_.quit && (o_.frames == 0 || n < static_cast<uint64_t>(o_.frames))) {
+    if (window_ && static_cast<int>(n) == o_.resize_frame)
+      glfwSetWindowSize(window_, static_cast<int>(o_.resize_to.width), static_cast<int>(o_.resize_to.height));
     if (window_) {
       glfwPollEvents();
       if (glfwWindowShouldClose(window_)) break;

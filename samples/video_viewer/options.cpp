@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 namespace viewer {
@@ -46,6 +47,8 @@ std::optional<int> parse_options(int argc, char** argv, Options* o) {
   app.add_flag("--no-pace", [o](std::int64_t) { o->pace = false; }, "a file plays as fast as it decodes, not at its frame rate");
   app.add_option("--frames-in-flight", o->frames_in_flight, "2 or 3 (default 3)")->check(CLI::Range(2, 3));
   app.add_option("--device", o->device, "the Vulkan device's index (default: the first that can)")->check(CLI::NonNegativeNumber);
+  std::string resize;
+  app.add_option("--resize-after", resize, "the window resizes itself to WxH after N frames (for tests)")->type_name("N:WxH");
   app.add_flag("--json", o->json, "at exit, a summary as JSON on stdout (per-frame times, averaged)");
   try {
     app.parse(argc, argv);
@@ -66,6 +69,16 @@ std::optional<int> parse_options(int argc, char** argv, Options* o) {
     if (std::string why = parse_extent(size, &o->size); !why.empty()) return bad("--size", why);
   if (!model_size.empty())
     if (std::string why = parse_extent(model_size, &o->model.size); !why.empty()) return bad("--model-size", why);
+  if (!resize.empty()) {
+    const std::size_t colon = resize.find(':');
+    std::optional<VkExtent2D> to;
+    char* stop = nullptr;
+    const long frame = colon == std::string::npos ? -1 : std::strtol(resize.c_str(), &stop, 10);
+    if (frame < 0 || stop != resize.c_str() + colon || !parse_extent(resize.substr(colon + 1), &to).empty())
+      return bad("--resize-after", "'" + resize + "' is not N:WxH (e.g. 10:640x360)");
+    o->resize_frame = static_cast<int>(frame);
+    o->resize_to = *to;
+  }
   o->fp16 = precision == "fp16";
   o->model.normalize = normalize == "none"       ? ModelOptions::Normalize::kNone
                        : normalize == "imagenet" ? ModelOptions::Normalize::kImageNet

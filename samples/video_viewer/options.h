@@ -29,6 +29,8 @@ struct Options {
   int frames_in_flight = 3;
   int device = -1;
   bool json = false;                     // a summary as JSON on stdout at exit
+  int resize_frame = -1;                 // --resize-after N:WxH: the window resizes itself (tests)
+  VkExtent2D resize_to{0, 0};
 };
 
 // Parses argv; returns the exit code to leave with (0 after --help, 2 on bad usage) or nullopt to run.
