@@ -217,7 +217,8 @@ Status CompiledModel::plan_memory() {
 Status CompiledModel::set_image_inputs(const std::map<std::string, ImageInput>& inputs) {
   if (inputs.empty()) return {};
   const GraphIR& g = ir();
-  for (const auto& [name, in] : inputs) {
+  for (const auto& [input_name, in] : inputs) {
+    const std::string& name = input_name;  // Clang 14 cannot capture a structured binding
     const auto v = std::find_if(g.inputs.begin(), g.inputs.end(), [&](ValueId u) { return g.value(u).name == name; });
     const std::string what = "image input '" + name + "'";
     if (v == g.inputs.end()) return make_error(ErrorCode::kInvalidArgument, what + ": the graph has no input of that name");

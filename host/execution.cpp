@@ -503,7 +503,8 @@ Status Execution::Impl::finish_wait(std::uint64_t timeout_ns) {
 }
 
 Result<std::map<std::string, HostTensor>> Execution::Impl::run(const std::map<std::string, HostTensor>& inputs) {
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& [input_name, tensor] : inputs) {
+    const std::string& name = input_name;  // Clang 14 cannot capture a structured binding
     const auto t = std::find_if(io.begin(), io.end(), [&](const Io& x) { return x.input && x.name == name; });
     if (t == io.end()) return make_error(ErrorCode::kInvalidArgument, "run: the graph has no input named '" + name + "'");
     if (t->residence != Residence::kHost)

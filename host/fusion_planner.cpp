@@ -319,8 +319,10 @@ class Planner {
       // Concat of a family): they move.
       bool prefix_read = false;
       for (const auto& [part, at] : parts) prefix_read = prefix_read || graph_.value(part).consumers.size() > 1;
-      for (const auto& [value, whole] : prefix_of_)
-        prefix_read = prefix_read || (whole == v && std::none_of(parts.begin(), parts.end(), [&](const auto& part) { return part.first == value; }));
+      for (const auto& [value, whole] : prefix_of_) {
+        const ValueId prefix = value;  // Clang 14 cannot capture a structured binding
+        prefix_read = prefix_read || (whole == v && std::none_of(parts.begin(), parts.end(), [&](const auto& part) { return part.first == prefix; }));
+      }
       if (prefix_read) continue;
       auto view = resolve_view(graph_, copy.inputs[0]);
       if (!view.ok()) continue;

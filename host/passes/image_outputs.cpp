@@ -69,7 +69,8 @@ ValueId contiguous(GraphIR& g, ValueId x) {
 
 Result<GraphIR> append_image_outputs(const GraphIR& graph, const std::map<std::string, ImageOutput>& outputs) {
   GraphIR g = graph;
-  for (const auto& [name, out] : outputs) {
+  for (const auto& [output_name, out] : outputs) {
+    const std::string& name = output_name;  // Clang 14 cannot capture a structured binding
     const auto at = std::find_if(g.outputs.begin(), g.outputs.end(), [&](ValueId v) { return g.value(v).name == name; });
     if (at == g.outputs.end())
       return make_error(ErrorCode::kInvalidArgument, "image output '" + name + "': the graph has no output of that name");
