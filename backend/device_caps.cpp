@@ -81,6 +81,7 @@ void query_at_1_2(VkPhysicalDevice physical, const std::vector<VkExtensionProper
 
   caps.driver_name = p12.driverName;
   caps.driver_info = p12.driverInfo;
+  caps.driver_id = p12.driverID;
   copy_uuid(caps.device_uuid, p11.deviceUUID);
   copy_uuid(caps.driver_uuid, p11.driverUUID);
   caps.subgroup_size = p11.subgroupSize;
@@ -143,6 +144,7 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   if (has_driver_properties) {
     caps.driver_name = driver.driverName;
     caps.driver_info = driver.driverInfo;
+    caps.driver_id = driver.driverID;
   }
   copy_uuid(caps.device_uuid, id.deviceUUID);
   copy_uuid(caps.driver_uuid, id.driverUUID);
@@ -175,6 +177,16 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
 }
 
 }  // namespace
+
+void apply_quirks(DeviceCaps& caps) {
+  // Mesa lavapipe (22.3) crashes or hangs now and then when its queue runs a submit while other threads
+  // create pipelines (seen in tests/interop's image-input test; docs/history.md).
+  caps.submit_beside_pipeline_creation = caps.driver_id != VK_DRIVER_ID_MESA_LLVMPIPE;
+}
+
+std::string quirks_text(const DeviceCaps& caps) {
+  return caps.submit_beside_pipeline_creation ? "none" : "no submit beside pipeline creation";
+}
 
 Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, uint32_t instance_api_version,
                                      VkInstance instance) {
@@ -251,6 +263,7 @@ Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, 
   caps.timestamp_valid_bits = families[caps.compute_queue_family].timestampValidBits;
   caps.timestamp_period_ns = limits.timestampPeriod;
   caps.timestamps = caps.timestamp_valid_bits > 0 && caps.timestamp_period_ns > 0.0f;
+  apply_quirks(caps);
   return caps;
 }
 

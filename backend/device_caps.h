@@ -22,7 +22,12 @@ struct DeviceCaps {
   uint32_t driver_version = 0;  // vendor-encoded; version_to_string is only right for some vendors (Mesa)
   // From VkPhysicalDeviceDriverProperties (Vulkan 1.2 or VK_KHR_driver_properties), else "".
   std::string driver_name, driver_info;
+  VkDriverId driver_id = static_cast<VkDriverId>(0);  // 0 when the driver does not say
   std::array<uint8_t, 16> device_uuid{}, driver_uuid{};  // the kernel cache keys on these
+
+  // Driver workarounds, set by apply_quirks (device_caps.cpp says for which driver and why).
+  // Whether a queue submit may run while other threads create pipelines.
+  bool submit_beside_pipeline_creation = true;
 
   uint32_t max_shared_memory_bytes = 0;  // maxComputeSharedMemorySize
   uint32_t max_workgroup_invocations = 0;
@@ -84,6 +89,10 @@ bool usable_at_vulkan_1_2(uint32_t instance_api_version, uint32_t device_api_ver
 
 // "discrete", "integrated", "virtual", "cpu", "other"
 const char* device_type_name(VkPhysicalDeviceType type);
+// Sets the workaround flags for the device's driver (query_device_caps calls it).
+void apply_quirks(DeviceCaps& caps);
+// The workarounds that apply, for reports: "none" or their names.
+std::string quirks_text(const DeviceCaps& caps);
 // 32 lowercase hex digits, no dashes (usable in a file name).
 std::string uuid_to_hex(const std::array<uint8_t, 16>& uuid);
 // "1.3.239"

@@ -36,7 +36,7 @@ vkf_status invalid(const char* function, const char* what) {
 vkf_status host_tensor(const vkf_tensor& t, const char* function, HostTensor* out) {
   if (t.name == nullptr) return invalid(function, "a tensor has a NULL name");
   const std::string where = std::string(function) + ": input '" + t.name + "'";
-  if (t.dtype < VKF_F32 || t.dtype > VKF_U8) return fail(VKF_INVALID_ARGUMENT, where + " has an unknown dtype " + std::to_string(t.dtype));
+  if (!valid_dtype(t.dtype)) return fail(VKF_INVALID_ARGUMENT, where + " has an unknown dtype " + std::to_string(t.dtype));
   if (t.rank > 0 && t.shape == nullptr) return fail(VKF_INVALID_ARGUMENT, where + " has rank > 0 and a NULL shape");
   HostTensor host;
   host.dtype = static_cast<DType>(t.dtype);
@@ -62,6 +62,7 @@ using vkfuse::ErrorCode;
 using vkfuse::Status;
 using vkfuse::c_api::fail;
 using vkfuse::c_api::invalid;
+using vkfuse::c_api::valid_dtype;
 
 // C views (pointers into the strings and vectors it keeps) of TensorDescs.
 struct TensorViews {
@@ -96,8 +97,6 @@ vkf_device_info device_info(const vkfuse::DeviceSummary& s) {
   return {s.index, s.name.c_str(), s.type.c_str(), s.driver.c_str(), s.api_version.c_str(), s.device_local_bytes,
           s.default_choice ? 1 : 0};
 }
-
-bool valid_dtype(vkf_dtype dtype) { return dtype >= VKF_F32 && dtype <= VKF_U8; }
 
 }  // namespace
 

@@ -14,6 +14,9 @@ std::string& last_error();  // this thread's
 vkf_status fail(const Status& status);
 vkf_status fail(vkf_status code, std::string message);
 vkf_status invalid(const char* function, const char* what);
+// VKF_OK for an ok status, else fail(status).
+inline vkf_status code_of(const Status& status) { return status.ok() ? VKF_OK : fail(status); }
+inline bool valid_dtype(vkf_dtype dtype) { return dtype >= VKF_F32 && dtype <= VKF_U8; }
 // A C tensor as a HostTensor (copied), its dtype, shape and size checked; errors name `function`.
 vkf_status host_tensor(const vkf_tensor& tensor, const char* function, HostTensor* out);
 

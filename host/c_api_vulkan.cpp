@@ -76,8 +76,7 @@ vkf_status vkf_execution_bind(vkf_execution* execution, const char* name, VkBuff
                               VkDeviceSize size) {
   if (execution == nullptr || name == nullptr) return invalid("vkf_execution_bind", "execution or name is NULL");
   return guarded("vkf_execution_bind", [&]() -> vkf_status {
-    const vkfuse::Status s = execution->execution.bind(name, {buffer, offset, size});
-    return s.ok() ? VKF_OK : fail(s);
+    return vkfuse::c_api::code_of(execution->execution.bind(name, {buffer, offset, size}));
   });
 }
 
@@ -104,8 +103,7 @@ vkf_status vkf_execution_record(vkf_execution* execution, VkCommandBuffer comman
       record.before = {sync->before_stage, sync->before_access};
       record.after = {sync->after_stage, sync->after_access};
     }
-    const vkfuse::Status s = execution->execution.record(command_buffer, record);
-    return s.ok() ? VKF_OK : fail(s);
+    return vkfuse::c_api::code_of(execution->execution.record(command_buffer, record));
   });
 }
 
@@ -114,24 +112,21 @@ vkf_status vkf_execution_upload(vkf_execution* execution, const vkf_tensor* tens
   return guarded("vkf_execution_upload", [&]() -> vkf_status {
     vkfuse::HostTensor host;
     if (vkf_status bad = vkfuse::c_api::host_tensor(*tensor, "vkf_execution_upload", &host); bad != VKF_OK) return bad;
-    const vkfuse::Status s = execution->execution.upload(tensor->name, host);
-    return s.ok() ? VKF_OK : fail(s);
+    return vkfuse::c_api::code_of(execution->execution.upload(tensor->name, host));
   });
 }
 
 vkf_status vkf_execution_submit(vkf_execution* execution) {
   if (execution == nullptr) return invalid("vkf_execution_submit", "execution is NULL");
   return guarded("vkf_execution_submit", [&]() -> vkf_status {
-    auto ticket = execution->execution.submit();
-    return ticket.ok() ? VKF_OK : fail(ticket.status());
+    return vkfuse::c_api::code_of(execution->execution.submit().status());
   });
 }
 
 vkf_status vkf_execution_wait(vkf_execution* execution, uint64_t timeout_ns) {
   if (execution == nullptr) return invalid("vkf_execution_wait", "execution is NULL");
   return guarded("vkf_execution_wait", [&]() -> vkf_status {
-    const vkfuse::Status s = execution->execution.wait(timeout_ns);
-    return s.ok() ? VKF_OK : fail(s);
+    return vkfuse::c_api::code_of(execution->execution.wait(timeout_ns));
   });
 }
 
@@ -141,9 +136,8 @@ vkf_status vkf_execution_download(vkf_execution* execution, const char* name, vk
   return guarded("vkf_execution_download", [&]() -> vkf_status {
     auto tensor = execution->execution.download(name);
     if (!tensor.ok()) return fail(tensor.status());
-    auto& kept = execution->downloads[name];
-    kept = std::move(*tensor);
-    const auto it = execution->downloads.find(name);
+    const auto it = execution->downloads.insert_or_assign(name, std::move(*tensor)).first;
+    const vkfuse::HostTensor& kept = it->second;
     *output = {it->first.c_str(), static_cast<vkf_dtype>(kept.dtype), kept.shape.size(), kept.shape.data(), kept.bytes.data(),
                kept.bytes.size()};
     return VKF_OK;

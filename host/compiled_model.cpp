@@ -56,7 +56,8 @@ Status copy_staged(const DeviceContext& ctx, std::vector<Staged>& copies) {
 
 // Each group's kernel is built, compiled (or found in the kernel cache) and made into a pipeline as one
 // task; the tasks run on a few threads and land in group order. The steps' times are summed per step.
-Status CompiledModel::compile_kernels() {
+Status CompiledModel::compile_kernels(
+    const std::function<void(std::string_view, std::size_t, std::size_t)>& progress) {
   const std::size_t count = plan.groups.size();
   std::vector<std::optional<GroupKernel>> built(count);
   std::vector<std::optional<ComputePipeline>> made(count);

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <vkfuse/vkfuse.hpp>
@@ -46,7 +48,6 @@ struct CompiledModel {
   Graph graph;
   bool fusion = true;
   bool profile = true;
-  std::function<void(std::string_view, std::size_t, std::size_t)> progress;  // SessionOptions::progress
   FusionPlan plan;
   std::vector<GroupKernel> kernels;
   std::vector<GroupInfo> infos;  // gpu_ms stays 0 here: executions time their own runs
@@ -73,8 +74,9 @@ struct CompiledModel {
   const GraphIR& unfolded() const { return with_image_stores ? *with_image_stores : graph_ir(graph); }
   const DeviceContext& ctx() const { return context->ctx(); }
 
-  // Builds, compiles and makes pipelines for every group, on worker threads (compile_kernels).
-  Status compile_kernels();
+  // Builds, compiles and makes pipelines for every group, on worker threads, calling `progress`
+  // (SessionOptions::progress; may be empty) once per group. The callback is not kept.
+  Status compile_kernels(const std::function<void(std::string_view, std::size_t, std::size_t)>& progress);
   // The constants a kernel may bind (a superset is harmless); upload_constants puts them on the device.
   std::vector<ValueId> bindable_constants() const;
   Status upload_constants(const std::vector<ValueId>& constants);

@@ -51,7 +51,6 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   model->graph = graph;
   model->fusion = options.fusion && !fusion_disabled_by_env();
   model->profile = options.profile;
-  model->progress = options.progress;
   const FusionMode mode = model->fusion ? FusionMode::kFused : FusionMode::kUnfused;
   SessionCreateStats& stats = model->create_stats;
   const auto start = Clock::now();
@@ -67,10 +66,8 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
   model->set_image_outputs(options.image_outputs);
   phase = Clock::now();
   // The constants' buffers and upload need no kernel: they run on a thread of their own beside the
-  // parallel stage (which creates pipelines and never touches the queue or these buffers). Not on a CPU
-  // device: lavapipe crashes or hangs now and then when its queue runs the upload while other threads
-  // create pipelines (tests/interop's image-input test failed 6-10 runs of 15-30 that way, 0 of 20 with
-  // the upload after the compiles).
+  // parallel stage (which creates pipelines and never touches the queue or these buffers), where the
+  // driver allows it (DeviceCaps::submit_beside_pipeline_creation), else after it.
   Status constants_status;
   CompiledModel& m = *model;
   auto upload = [&m, &constants_status, &stats] {
@@ -78,10 +75,10 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
     constants_status = m.upload_constants(m.bindable_constants());
     stats.constants_ms = ms_since(begin);
   };
-  const bool overlap = m.ctx().caps.type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool overlap = m.ctx().caps.submit_beside_pipeline_creation;
   std::thread constants;
   if (overlap) constants = std::thread(upload);
-  const Status kernels_status = m.compile_kernels();
+  const Status kernels_status = m.compile_kernels(options.progress);
   stats.kernels_ms = ms_since(phase);
   phase = Clock::now();
   if (overlap) constants.join();

@@ -58,6 +58,7 @@ std::vector<Field> fields_of(const DeviceCaps& c) {
       {"coopmat_nv_sizes", join(c.coopmat_nv_sizes), "\"" + json_escape(join(c.coopmat_nv_sizes)) + "\""},
       {"timestamps", flag(c.timestamps), flag(c.timestamps)},
       {"timestamp_period_ns", std::to_string(c.timestamp_period_ns), std::to_string(c.timestamp_period_ns)},
+      {"driver_quirks", quirks_text(c), "\"" + quirks_text(c) + "\""},
   };
 }
 
