@@ -27,6 +27,11 @@ bool validation_requested_by_environment() {
   return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
 }
 
+bool sync_validation_requested_by_environment() {
+  const char* env = std::getenv("VKFUSE_VALIDATION");
+  return env != nullptr && std::strcmp(env, "sync") == 0;
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                 VkDebugUtilsMessageTypeFlagsEXT /*types*/,
                                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user_data) {
@@ -107,7 +112,8 @@ std::string_view no_vulkan_device_hint() {
 
 Result<Instance> Instance::create(const InstanceOptions& options) {
   Instance instance;
-  instance.validation_ = options.validation || validation_requested_by_environment();
+  const bool sync_validation = options.sync_validation || sync_validation_requested_by_environment();
+  instance.validation_ = options.validation || sync_validation || validation_requested_by_environment();
 
   const uint32_t loader = loader_version();
   if (VK_API_VERSION_MAJOR(loader) == 1 && VK_API_VERSION_MINOR(loader) < 1) {
@@ -142,6 +148,12 @@ Result<Instance> Instance::create(const InstanceOptions& options) {
                       "validation needs VK_EXT_debug_utils to count the layer's messages, and neither the loader "
                       "nor VK_LAYER_KHRONOS_validation offers it");
   }
+  if (sync_validation) {
+    if (!has_extension(available, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME))
+      return make_error(ErrorCode::kUnsupported, "synchronization validation (VKFUSE_VALIDATION=sync) needs "
+                                                 "VK_EXT_validation_features, which the validation layer does not offer");
+    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+  }
   // Without it the loader hides portability drivers (MoltenVK) from vkEnumeratePhysicalDevices.
   if (has_extension(available, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
     extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
@@ -167,6 +179,13 @@ Result<Instance> Instance::create(const InstanceOptions& options) {
   if (instance.validation_) {
     create_messenger = messenger_info(instance.counter_.get());
     info.pNext = &create_messenger;
+  }
+  const VkValidationFeatureEnableEXT sync_feature = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  if (sync_validation) {
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync_feature;
+    create_messenger.pNext = &features;
   }
 
   VkInstance handle = VK_NULL_HANDLE;

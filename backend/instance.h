@@ -15,8 +15,10 @@ namespace vkfuse {
 
 struct InstanceOptions {
   // Enables VK_LAYER_KHRONOS_validation and counts its messages. VKFUSE_VALIDATION in the environment set to
-  // anything but "" or "0" turns it on as well (it never turns a request off).
+  // anything but "" or "0" turns it on as well (it never turns a request off); VKFUSE_VALIDATION=sync
+  // adds the layer's synchronization validation (hazards between commands that lack a barrier).
   bool validation = false;
+  bool sync_validation = false;  // implies validation
 };
 
 // The hint given when there is no Vulkan driver or no device at all (Instance::create, select_device).

@@ -217,8 +217,9 @@ vkf_status vkf_session_create(vkf_context* context, const vkf_model* model, cons
   }
   auto created = vkfuse::Session::create(context->context, *model->graph, o);
   if (!created.ok()) return fail(created.status());
-  auto* handle = new (std::nothrow) vkf_session{std::move(*created), {}};
+  auto* handle = new (std::nothrow) vkf_session{std::move(*created), {}, {}, {}};
   if (handle == nullptr) return fail(VKF_OUT_OF_MEMORY, "vkf_session_create: out of host memory");
+  for (const vkfuse::GroupInfo& group : handle->session.groups()) handle->labels.push_back(group.label);
   *session = handle;
   return VKF_OK;
 }
@@ -238,6 +239,7 @@ vkf_status vkf_session_run(vkf_session* session, const vkf_tensor* inputs, size_
   }
   auto outputs = session->session.run(feeds);
   if (!outputs.ok()) return fail(outputs.status());
+  const std::lock_guard<std::mutex> lock(session->outputs_mutex);
   session->outputs = std::move(*outputs);
   return VKF_OK;
 }
@@ -245,6 +247,7 @@ vkf_status vkf_session_run(vkf_session* session, const vkf_tensor* inputs, size_
 vkf_status vkf_session_output(const vkf_session* session, const char* name, vkf_tensor* output) {
   if (session == nullptr || name == nullptr || output == nullptr)
     return invalid("vkf_session_output", "session, name or output is NULL");
+  const std::lock_guard<std::mutex> lock(session->outputs_mutex);
   auto it = session->outputs.find(name);
   if (it == session->outputs.end()) {
     if (session->outputs.empty()) return fail(VKF_NOT_FOUND, "vkf_session_output: no run has completed yet");
@@ -258,15 +261,15 @@ vkf_status vkf_session_output(const vkf_session* session, const char* name, vkf_
   return VKF_OK;
 }
 
-size_t vkf_session_group_count(const vkf_session* session) { return session ? session->session.groups().size() : 0; }
+size_t vkf_session_group_count(const vkf_session* session) { return session ? session->session.dispatch_count() : 0; }
 
 vkf_status vkf_session_group(const vkf_session* session, size_t index, vkf_group_info* info) {
   if (session == nullptr || info == nullptr) return invalid("vkf_session_group", "session or info is NULL");
-  const auto& groups = session->session.groups();
+  const std::vector<vkfuse::GroupInfo> groups = session->session.groups();
   if (index >= groups.size())
     return fail(VKF_INVALID_ARGUMENT, "vkf_session_group: index " + std::to_string(index) + " is past the " +
                                           std::to_string(groups.size()) + " groups");
-  *info = {groups[index].label.c_str(), groups[index].op_count, groups[index].gpu_ms};
+  *info = {session->labels[index].c_str(), groups[index].op_count, groups[index].gpu_ms};
   return VKF_OK;
 }
 

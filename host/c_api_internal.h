@@ -3,7 +3,9 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <vkfuse/vkfuse.h>
 #include <vkfuse/vkfuse.hpp>
@@ -30,4 +32,6 @@ struct vkf_context {
 struct vkf_session {
   vkfuse::Session session;
   std::map<std::string, vkfuse::HostTensor> outputs;  // the last run's (vkf_tensor.name points at a key)
+  mutable std::mutex outputs_mutex;                   // runs on several threads replace `outputs` in turn
+  std::vector<std::string> labels;  // the groups' (vkf_group_info.label points at one)
 };

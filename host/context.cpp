@@ -53,20 +53,22 @@ void Context::Impl::save_pipeline_cache() const {
 }
 
 CacheStats Context::cache_stats() const {
+  if (!impl_) return {};
   const KernelCacheStats s = impl_->cache->stats();
   return {s.compiles, s.memory_hits, s.disk_hits, s.disk_rejected, impl_->pipeline_cache->loaded_bytes(),
           impl_->pipeline_cache->rejected(), impl_->pipeline_cache->create_ms()};
 }
 
 std::uint32_t Context::validation_errors() const {
-  return impl_->owned ? impl_->owned->instance().validation_errors() : 0;
+  return impl_ && impl_->owned ? impl_->owned->instance().validation_errors() : 0;
 }
 VulkanHandles vulkan_handles(const Context& context) {
+  if (!context.impl()) return {};
   const DeviceContext& ctx = context.impl()->ctx();
   return {ctx.instance, ctx.physical, ctx.device, ctx.queue_family, ctx.queue, ctx.queue_lock};
 }
 
-bool Context::borrowed() const { return impl_->borrowed.has_value(); }
-std::uint64_t Context::device_memory_bytes() const { return impl_->ctx().memory->bytes.load(); }
+bool Context::borrowed() const { return impl_ && impl_->borrowed.has_value(); }
+std::uint64_t Context::device_memory_bytes() const { return impl_ ? impl_->ctx().memory->bytes.load() : 0; }
 
 }  // namespace vkfuse

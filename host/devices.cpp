@@ -30,7 +30,7 @@ Result<std::vector<DeviceSummary>> list_devices() {
 }
 
 DeviceSummary Context::device() const {
-  return summary_of(impl_->ctx().caps);
+  return impl_ ? summary_of(impl_->ctx().caps) : DeviceSummary{};
 }
 
 }  // namespace vkfuse

@@ -5,6 +5,7 @@
 #include "backend/log.h"
 #include "codegen/kernel_builder.h"
 #include "host/execution_impl.h"
+#include "host/public_api.h"
 
 namespace vkfuse {
 namespace {
@@ -579,37 +580,78 @@ Execution::~Execution() = default;
 Execution::Execution(Execution&&) noexcept = default;
 Execution& Execution::operator=(Execution&&) noexcept = default;
 
+namespace {
+
+// A public call: an error on a moved-from execution, else `f` under the execution's lock, so calls from
+// several threads take turns (public_api.h).
+template <class R, class F>
+R locked(const std::unique_ptr<Execution::Impl>& impl, const char* call, F&& f) {
+  if (!impl) return moved_from_error(call);
+  const std::lock_guard<std::mutex> lock(impl->mutex);
+  return f(*impl);
+}
+
+}  // namespace
+
 std::vector<std::string> Execution::input_names() const {
   std::vector<std::string> names;
+  if (!impl_) return names;
   for (const Impl::Io& t : impl_->io)
     if (t.input) names.push_back(t.name);
   return names;
 }
 std::vector<std::string> Execution::output_names() const {
   std::vector<std::string> names;
+  if (!impl_) return names;
   for (ValueId v : impl_->ir().outputs) names.push_back(impl_->ir().value(v).name);
   return names;
 }
-Status Execution::bind(std::string_view name, const DeviceTensor& tensor) { return impl_->bind(name, tensor); }
-Status Execution::bind_image(std::string_view name, const ImageBinding& image) { return impl_->bind_image(name, image); }
-Result<DeviceTensor> Execution::device_tensor(std::string_view name) { return impl_->device_tensor(name); }
-Status Execution::upload(std::string_view name, const HostTensor& tensor) { return impl_->upload(name, tensor); }
-Result<HostTensor> Execution::download(std::string_view name) { return impl_->download(name); }
-Status Execution::record(VkCommandBuffer command_buffer, const RecordSync& sync) {
-  return impl_->record(command_buffer, sync);
+Status Execution::bind(std::string_view name, const DeviceTensor& tensor) {
+  return locked<Status>(impl_, "Execution::bind", [&](Impl& e) { return e.bind(name, tensor); });
 }
-Result<SubmitTicket> Execution::submit(const SubmitSync& sync) { return impl_->submit(sync); }
-Status Execution::wait(std::uint64_t timeout_ns) { return impl_->finish_wait(timeout_ns); }
+Status Execution::bind_image(std::string_view name, const ImageBinding& image) {
+  return locked<Status>(impl_, "Execution::bind_image", [&](Impl& e) { return e.bind_image(name, image); });
+}
+Result<DeviceTensor> Execution::device_tensor(std::string_view name) {
+  return locked<Result<DeviceTensor>>(impl_, "Execution::device_tensor", [&](Impl& e) { return e.device_tensor(name); });
+}
+Status Execution::upload(std::string_view name, const HostTensor& tensor) {
+  return locked<Status>(impl_, "Execution::upload", [&](Impl& e) { return e.upload(name, tensor); });
+}
+Result<HostTensor> Execution::download(std::string_view name) {
+  return locked<Result<HostTensor>>(impl_, "Execution::download", [&](Impl& e) { return e.download(name); });
+}
+Status Execution::record(VkCommandBuffer command_buffer, const RecordSync& sync) {
+  return locked<Status>(impl_, "Execution::record", [&](Impl& e) { return e.record(command_buffer, sync); });
+}
+Result<SubmitTicket> Execution::submit(const SubmitSync& sync) {
+  return locked<Result<SubmitTicket>>(impl_, "Execution::submit", [&](Impl& e) { return e.submit(sync); });
+}
+Status Execution::wait(std::uint64_t timeout_ns) {
+  return locked<Status>(impl_, "Execution::wait", [&](Impl& e) { return e.finish_wait(timeout_ns); });
+}
 bool Execution::in_flight() {
+  if (!impl_) return false;
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   const Result<bool> running = impl_->recorder->poll();
   return !running.ok() || *running;  // a lost device reports its error on the next call that can
 }
 Result<std::map<std::string, HostTensor>> Execution::run(const std::map<std::string, HostTensor>& inputs) {
-  return impl_->run(inputs);
+  return locked<Result<std::map<std::string, HostTensor>>>(impl_, "Execution::run", [&](Impl& e) { return e.run(inputs); });
 }
-Result<double> Execution::last_gpu_ms() { return impl_->gpu_ms(); }
-std::uint64_t Execution::last_staging_bytes() const { return impl_->last_staging_bytes; }
-ExecutionMemory Execution::memory() const { return impl_->memory(); }
-std::size_t Execution::dispatch_count() const { return impl_->model->plan.groups.size(); }
+Result<double> Execution::last_gpu_ms() {
+  return locked<Result<double>>(impl_, "Execution::last_gpu_ms", [&](Impl& e) { return e.gpu_ms(); });
+}
+std::uint64_t Execution::last_staging_bytes() const {
+  if (!impl_) return 0;
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->last_staging_bytes;
+}
+ExecutionMemory Execution::memory() const {
+  if (!impl_) return {};
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->memory();
+}
+std::size_t Execution::dispatch_count() const { return impl_ ? impl_->model->plan.groups.size() : 0; }
 
 }  // namespace vkfuse

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct Execution::Impl {
     bool uploaded = false;          // kHost inputs: upload() has given it data
   };
   enum class LastWork { kNone, kSubmit, kRecord };
+
+  // Every public Execution call holds it: calls from several threads take turns.
+  mutable std::mutex mutex;
 
   // Declaration order is destruction order reversed: the recorder (which waits for the GPU) goes
   // first, then the descriptor sets, then the buffers they reference, the model last.

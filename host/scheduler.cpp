@@ -1,7 +1,17 @@
 #include "host/scheduler.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace vkfuse {
 namespace {
+
+// VKFUSE_DEBUG_DROP_BARRIERS=1 records no barrier between dispatches: wrong results on purpose, so that
+// a test can prove synchronization validation (VKFUSE_VALIDATION=sync) catches a missing barrier.
+bool barriers_dropped() {
+  const char* env = std::getenv("VKFUSE_DEBUG_DROP_BARRIERS");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
 
 bool overlaps(const MemoryRange& a, const MemoryRange& b) {
   return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
@@ -25,12 +35,13 @@ RecordStats record_dispatches(CommandRecorder& recorder, const std::vector<Sched
   // Reads and writes since the last barrier: a dispatch that reads what they wrote (RAW), or writes
   // what they read or wrote (WAR, WAW: the arena reuses bytes), must wait for them.
   std::vector<MemoryRange> pending_reads, pending_writes;
+  const bool drop_barriers = barriers_dropped();
   for (std::size_t g = 0; g < dispatches.size(); ++g) {
     const ScheduledDispatch& d = dispatches[g];
     const bool hazard = overlaps_any(d.reads, pending_writes) || overlaps_any(d.writes, pending_writes) ||
                         overlaps_any(d.writes, pending_reads);
     if (hazard) {
-      recorder.barrier(CommandRecorder::Barrier::kComputeToCompute);
+      if (!drop_barriers) recorder.barrier(CommandRecorder::Barrier::kComputeToCompute);
       ++stats.barriers;
       pending_reads.clear();
       pending_writes.clear();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "backend/log.h"
 #include "host/compiled_model.h"
 #include "host/execution_impl.h"
+#include "host/public_api.h"
 #include "host/passes/image_outputs.h"
 
 namespace vkfuse {
@@ -34,6 +36,9 @@ double ms_since(Clock::time_point start) {
 
 // The compiled model, and the execution run() and measure_gpu_ms() use.
 struct Session::Impl {
+  // Held by run(), measure_gpu_ms() and the accessors of what a run changes: runs from several
+  // threads take turns on the built-in execution.
+  mutable std::mutex mutex;
   std::shared_ptr<CompiledModel> model;
   std::unique_ptr<Execution::Impl> execution;
   std::vector<GroupInfo> infos;  // the model's, with the built-in execution's last times
@@ -45,6 +50,7 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
 Result<Session> Session::create(const Context& context, const Graph& graph, const SessionOptions& options) {
+  if (!context.impl()) return moved_from_error("Session::create: the context");
   if (graph.node_count() == 0) return make_error(ErrorCode::kInvalidArgument, "Session::create: the graph is empty");
   auto model = std::make_shared<CompiledModel>();
   model->context = context.impl();
@@ -109,29 +115,51 @@ Result<Session> Session::create(const Context& context, const Graph& graph, cons
 }
 
 Result<std::map<std::string, HostTensor>> Session::run(const std::map<std::string, HostTensor>& inputs) {
+  if (!impl_) return moved_from_error("Session::run");
   if (impl_->model->has_images())
     return make_error(ErrorCode::kInvalidArgument, "Session::run: this session has image inputs or outputs "
                                                    "(SessionOptions::image_inputs, image_outputs); run it through an Execution: "
                                                    "create_execution(), bind_image(), then record() or submit()");
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   VKFUSE_ASSIGN_OR_RETURN(auto outputs, impl_->execution->run(inputs));
   for (std::size_t k = 0; k < impl_->infos.size(); ++k) impl_->infos[k].gpu_ms = impl_->execution->group_ms[k];
   return outputs;
 }
 
 Result<Execution> Session::create_execution() const {
+  if (!impl_) return moved_from_error("Session::create_execution");
   VKFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Execution::Impl> execution, Execution::Impl::create(impl_->model));
   return Execution(std::move(execution));
 }
 
-Result<double> Session::measure_gpu_ms(int iterations) { return impl_->execution->measure_gpu_ms(iterations); }
+Result<double> Session::measure_gpu_ms(int iterations) {
+  if (!impl_) return moved_from_error("Session::measure_gpu_ms");
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->execution->measure_gpu_ms(iterations);
+}
 
-const std::vector<GroupInfo>& Session::groups() const { return impl_->infos; }
-std::size_t Session::dispatch_count() const { return impl_->model->plan.groups.size(); }
-std::size_t Session::barrier_count() const { return impl_->execution->record_stats.barriers; }
-double Session::last_gpu_ms() const { return impl_->execution->last_gpu_ms; }
-bool Session::fusion_enabled() const { return impl_->model->fusion; }
-std::uint64_t Session::arena_bytes() const { return impl_->model->memory.arena_bytes; }
-std::uint64_t Session::weight_bytes() const { return impl_->model->constant_bytes(); }
-const SessionCreateStats& Session::create_stats() const { return impl_->model->create_stats; }
+std::vector<GroupInfo> Session::groups() const {
+  if (!impl_) return {};
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->infos;
+}
+std::size_t Session::dispatch_count() const { return impl_ ? impl_->model->plan.groups.size() : 0; }
+std::size_t Session::barrier_count() const {
+  if (!impl_) return 0;
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->execution->record_stats.barriers;
+}
+double Session::last_gpu_ms() const {
+  if (!impl_) return 0.0;
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->execution->last_gpu_ms;
+}
+bool Session::fusion_enabled() const { return impl_ && impl_->model->fusion; }
+std::uint64_t Session::arena_bytes() const { return impl_ ? impl_->model->memory.arena_bytes : 0; }
+std::uint64_t Session::weight_bytes() const { return impl_ ? impl_->model->constant_bytes() : 0; }
+const SessionCreateStats& Session::create_stats() const {
+  static const SessionCreateStats kNone;
+  return impl_ ? impl_->model->create_stats : kNone;
+}
 
 }  // namespace vkfuse

@@ -281,7 +281,9 @@ TEST_CASE("MatMul reads views in place, contiguous and strided; a Reshape of a t
   };
   for (bool fusion : {true, false}) {
     const auto out = run_graph(*graph, fusion, feeds);
-    for (const auto& [name, expected] : want) {
+    for (const auto& entry : want) {
+      const auto& name = entry.first;  // a variable, not a binding: CAPTURE's lambda takes it (clang)
+      const auto& expected = entry.second;
       CAPTURE(name);
       CAPTURE(fusion);
       REQUIRE(out.at(name).shape == expected.first);
@@ -377,7 +379,9 @@ TEST_CASE("MatMul reads attention's head views in place: fused and unfused match
     const double tolerance = dtype == DType::kF32 ? 1e-10 : 1e-5;
     for (bool fusion : {true, false}) {
       const auto out = run_graph(*graph, fusion, feeds);
-      for (const auto& [name, expected] : want) {
+      for (const auto& entry : want) {
+        const auto& name = entry.first;  // a variable, not a binding: CAPTURE's lambda takes it (clang)
+        const auto& expected = entry.second;
         CAPTURE(name);
         CAPTURE(fusion);
         const double error = nmse(out.at(name).to_floats(), expected);

@@ -195,7 +195,8 @@ TEST_CASE("graph inputs, constants and views can be graph outputs") {
 }
 
 TEST_CASE("the GIoU loss is one dispatch fused, one per op unfused, and matches the reference") {
-  for (auto [batch, boxes] : {std::pair<std::int64_t, std::int64_t>{1, 7}, {3, 256}, {16, 1000}}) {
+  for (const auto& size : {std::pair<std::int64_t, std::int64_t>{1, 7}, {3, 256}, {16, 1000}}) {
+    const std::int64_t batch = size.first, boxes = size.second;  // variables: CAPTURE's lambda takes them (clang)
     CAPTURE(batch);
     CAPTURE(boxes);
     auto graph = build_giou_loss_graph(batch, boxes);

@@ -51,7 +51,9 @@ void run_model(const std::string& name, bool check_nmse = false) {
     for (bool fusion : {true, false}) {
       const auto outputs = run_graph(*graph, fusion, set.inputs);
       REQUIRE(outputs.size() == set.outputs.size());
-      for (const auto& [output, want] : set.outputs) {
+      for (const auto& entry : set.outputs) {
+        const auto& output = entry.first;  // a variable, not a binding: INFO's lambda takes it (clang)
+        const auto& want = entry.second;
         INFO(name << " output '" << output << "', fusion " << fusion);
         REQUIRE(outputs.count(output) == 1);
         const HostTensor& got = outputs.at(output);

@@ -109,7 +109,9 @@ TEST_CASE("every elementwise op matches its reference in f16") {
 
 TEST_CASE("ops with non-default attributes match their reference") {
   std::uint32_t seed = 2000;
-  for (const auto& [name, attrs] : kAttrVariants) {
+  for (const auto& entry : kAttrVariants) {
+    const auto& name = entry.first;  // a variable, not a binding: CAPTURE's lambda takes it (clang)
+    const auto& attrs = entry.second;
     CAPTURE(name);
     const OpDef* op = find_op(name);
     REQUIRE(op != nullptr);
@@ -186,7 +188,10 @@ TEST_CASE("u8 tensors stay bytes: Cast to and from u8 saturates and truncates, v
     REQUIRE(want.ok());
     for (bool fusion : {true, false}) {
       const auto got = run_graph(*graph, fusion, feeds);
-      for (const auto& [name, tensor] : *want) CHECK_MESSAGE(got.at(name).bytes == tensor.bytes, name << " fusion " << fusion);
+      for (const auto& entry : *want) {
+        const std::string& name = entry.first;  // a variable, not a binding: CHECK_MESSAGE's lambda takes it (clang)
+        CHECK_MESSAGE(got.at(name).bytes == entry.second.bytes, name << " fusion " << fusion);
+      }
     }
   }
   // No byte arithmetic: a float op names the dtype it wants, and an any-dtype op (Where's branches)

@@ -18,7 +18,9 @@ FusionOutcome check_fused_unfused(const Graph& graph, const std::map<std::string
   const auto unfused = run_graph(graph, false, feeds, &outcome.unfused_dispatches);
   auto want = evaluate_reference(graph, feeds);
   REQUIRE(want.ok());
-  for (const auto& [name, reference] : *want) {
+  for (const auto& entry : *want) {
+    const auto& name = entry.first;  // a variable, not a binding: CAPTURE's lambda takes it (clang)
+    const auto& reference = entry.second;
     CAPTURE(name);
     const auto f = fused.at(name).to_floats(), u = unfused.at(name).to_floats(), r = reference.to_floats();
     const CloseReport fused_vs_ref = all_close(f, r, atol, rtol);

@@ -912,7 +912,9 @@ TEST_CASE("Concat in place: a dense block's Concats share the last one's buffer"
   // Channels 0-5, 6-8 and 9-11 of 12, 25 elements each.
   const std::map<ValueId, std::int64_t> offsets{{x0, 0}, {f1, 150}, {f2, 225}};
   for (const FusionGroup& group : p.groups)
-    for (const auto& [value, slice] : group.stored_in) {
+    for (const auto& stored : group.stored_in) {
+      const ValueId value = stored.first;  // a plain variable: CAPTURE's lambda cannot take a binding (clang)
+      const auto& slice = stored.second;
       CAPTURE(value);
       CHECK(slice.into == c2);
       CHECK(slice.placement.offset == offsets.at(value));
@@ -963,7 +965,9 @@ TEST_CASE("Concat in place: a Concat that leads a later one's inputs is in the l
   CHECK(p.prefix_of == std::map<ValueId, ValueId>{{x0.id, c3.id}, {c1.id, c3.id}, {c2.id, c3.id}});
   const std::map<ValueId, std::int64_t> offsets{{x0.id, 0}, {f1.id, 150}, {f2.id, 225}, {f3.id, 300}};
   for (const FusionGroup& group : p.groups)
-    for (const auto& [value, slice] : group.stored_in) {
+    for (const auto& stored : group.stored_in) {
+      const ValueId value = stored.first;  // a plain variable: CAPTURE's lambda cannot take a binding (clang)
+      const auto& slice = stored.second;
       CAPTURE(value);
       CHECK(slice.into == c3.id);
       CHECK(slice.placement.offset == offsets.at(value));

@@ -64,7 +64,9 @@ void check_against_numpy(const std::string& name) {
   auto outputs = evaluate_reference(graph, set.inputs);
   REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
   REQUIRE(outputs->size() == set.outputs.size());
-  for (const auto& [output, want] : set.outputs) {
+  for (const auto& expected : set.outputs) {
+    const std::string& output = expected.first;  // INFO's lambda cannot take a binding (clang)
+    const HostTensor& want = expected.second;
     INFO(name << " output " << output);
     REQUIRE(outputs->count(output) == 1);
     const HostTensor& got = outputs->at(output);
@@ -222,8 +224,9 @@ TEST_CASE("ONNX: a model from memory imports as from its file; external data and
   const TestSet set = read_test_set("elementwise_chain");
   auto outputs = evaluate_reference(*graph, set.inputs);
   REQUIRE_MESSAGE(outputs.ok(), outputs.status().to_string());
-  for (const auto& [output, want] : set.outputs) {
-    const CloseReport report = all_close(outputs->at(output).to_floats(), want.to_floats(), 1e-5, 1e-4);
+  for (const auto& expected : set.outputs) {
+    const std::string& output = expected.first;  // CHECK_MESSAGE's lambda cannot take a binding (clang)
+    const CloseReport report = all_close(outputs->at(output).to_floats(), expected.second.to_floats(), 1e-5, 1e-4);
     CHECK_MESSAGE(report.ok, output << ": " << report.describe());
   }
   auto info = inspect_onnx_from_memory(bytes.data(), bytes.size());

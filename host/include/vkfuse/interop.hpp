@@ -185,9 +185,10 @@ struct ExecutionMemory {
 // A run whose inputs and outputs are all device or bound copies nothing through the host:
 // last_staging_bytes() is 0.
 //
-// Thread-safety: none; one thread at a time per execution. Executions of one session may be used from
-// different threads only if the application's queue lock (or one submitting thread) serializes their
-// submits. Misuse fails with kInvalidArgument and changes nothing: an unknown name, a buffer too small or
+// Thread-safety: calls on one execution are serialized (a call from another thread waits for the one
+// running, wait() included), so it is never corrupted; interleaving upload/submit/download from several
+// threads is still the application's to order. Executions of one session, and sessions of one
+// context, may be used on different threads at once. Misuse fails with kInvalidArgument and changes nothing: an unknown name, a buffer too small or
 // misaligned, anything but wait() while a submit() is in flight, record() with host-resident tensors.
 // Not detectable, so documented: binding again, or destroying the execution, while a command buffer
 // holding its record() is pending on the GPU.

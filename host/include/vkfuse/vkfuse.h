@@ -22,8 +22,9 @@
    (NULL is accepted and ignored). A session keeps what it needs of its context and model: either may
    be destroyed before it. Strings and arrays returned by the API belong to the handle they came from.
 
-   Threads: handles may be used from any thread but not from two at once; sessions made from one
-   context may run on different threads (submissions to the context's queue are serialized). */
+   Threads: a context may be shared by sessions on any threads; calls on one session or execution
+   from several threads at once take turns (vkf_session_output's tensors are the last run's, whichever
+   thread ran it). A model is one thread's at a time. */
 #ifndef VKFUSE_VKFUSE_H
 #define VKFUSE_VKFUSE_H
 

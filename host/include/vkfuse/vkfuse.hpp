@@ -9,9 +9,12 @@
 //   auto outputs = session->run({{"x", vkfuse::HostTensor::from_floats({1024}, data)}});
 //
 // Errors: no exceptions; every fallible call returns Status or Result<T>.
-// Thread-safety: a Context may be shared by sessions on one thread at a time; a Session is not
-// thread-safe (one run at a time). Submissions to the context's queue take its queue lock
-// (<vkfuse/interop.hpp>: QueueLock).
+// Thread-safety: a Context may be shared by sessions created and run on any threads at once (its
+// caches are locked; submissions to its queue take its queue lock, <vkfuse/interop.hpp>: QueueLock).
+// A Session or Execution serializes its calls: run() from two threads at once runs one after the other
+// (each caller gets its own outputs). A GraphBuilder is one thread's at a time.
+// Moved-from objects: every call on one returns kInvalidArgument saying so (accessors return empty
+// values, a GraphBuilder's build() reports it); only destruction and assignment are meaningful.
 //
 // A Session is one compiled model (plan, pipelines, weights on the device) with one built-in
 // Execution that run() uses; create_execution() makes more (<vkfuse/interop.hpp>), each with its own
@@ -315,7 +318,8 @@ class VKFUSE_API Session {
   // support. Uses whatever the buffers hold (the last run's inputs).
   Result<double> measure_gpu_ms(int iterations);
 
-  const std::vector<GroupInfo>& groups() const;
+  // A copy: run() on another thread updates the times.
+  std::vector<GroupInfo> groups() const;
   std::size_t dispatch_count() const;
   std::size_t barrier_count() const;   // pipeline barriers between the recorded dispatches (each waits for all before it)
   double last_gpu_ms() const;          // sum over groups of the last run
