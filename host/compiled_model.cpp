@@ -173,7 +173,7 @@ Status CompiledModel::plan_memory() {
     }
     writes.emplace_back(bound.end() - static_cast<std::ptrdiff_t>(outputs), bound.end());
   }
-  memory = vkfuse::plan_memory(g, reads, writes, steps, context->plan.binding_alignment);
+  VKFUSE_ASSIGN_OR_RETURN(memory, vkfuse::plan_memory(g, reads, writes, steps, context->plan.binding_alignment));
   for (const auto& [v, offset] : memory.offsets)
     if (g.value(v).bytes() > context->plan.max_binding_bytes)
       return make_error(ErrorCode::kUnsupported, "intermediate '" + g.value(v).name + "' " +

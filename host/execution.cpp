@@ -4,6 +4,7 @@
 
 #include "backend/log.h"
 #include "codegen/kernel_builder.h"
+#include "host/checked_math.h"
 #include "host/execution_impl.h"
 #include "host/public_api.h"
 
@@ -278,9 +279,10 @@ Status Execution::Impl::bind(std::string_view name, const DeviceTensor& tensor) 
   // The memory the buffer needs is at least its size: a range past it cannot lie inside the buffer.
   VkMemoryRequirements requirements{};
   vkGetBufferMemoryRequirements(ctx().device, tensor.buffer, &requirements);
-  if (tensor.offset + value.bytes() > requirements.size)
+  const std::optional<std::uint64_t> end = checked_add(tensor.offset, value.bytes());
+  if (!end || *end > requirements.size)
     return make_error(ErrorCode::kInvalidArgument, what + ": bytes " + std::to_string(tensor.offset) + ".." +
-                                                       std::to_string(tensor.offset + value.bytes()) +
+                                                       (end ? std::to_string(*end) : "(past 2^64)") +
                                                        " run past the end of the buffer (" +
                                                        std::to_string(requirements.size) + " bytes)");
   t->residence = Residence::kBound;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "host/checked_math.h"
 #include "host/graph.h"
 #include "host/group_kernel.h"
 #include "host/op_registry.h"
@@ -81,14 +82,33 @@ struct GraphBuilder::State {
     ir.values.push_back(std::move(value));
     return Tensor{static_cast<int>(ir.values.size() - 1)};
   }
+  // Executions find inputs and outputs by name: each needs one of its own, shared with no other
+  // input or output.
+  Status check_io_name(const std::string& name, const std::string& kind) const {
+    if (name.empty())
+      return make_error(ErrorCode::kInvalidArgument, "a graph " + kind + " has an empty name; executions find it by name");
+    for (ValueId id : ir.inputs)
+      if (ir.value(id).name == name)
+        return make_error(ErrorCode::kInvalidArgument, kind == "input" ? "two graph inputs are named '" + name + "'"
+                                                                       : kind + " '" + name + "' has the name of a graph input");
+    for (ValueId id : ir.outputs)
+      if (ir.value(id).name == name)
+        return make_error(ErrorCode::kInvalidArgument, kind == "output" ? "two graph outputs are named '" + name + "'"
+                                                                        : kind + " '" + name + "' has the name of a graph output");
+    return {};
+  }
   Status check_shape(const std::string& what, const Shape& shape) const {
     for (std::int64_t d : shape)
       if (d <= 0)
         return make_error(ErrorCode::kInvalidArgument,
                           what + " has shape " + shape_to_string(shape) +
                               (d == 0 ? ": zero-size tensors are not supported" : ": dimensions must be positive"));
-    if (shape_numel(shape) >= (std::int64_t{1} << 32))
-      return make_error(ErrorCode::kUnsupported, what + " has " + std::to_string(shape_numel(shape)) +
+    const std::optional<std::int64_t> numel = checked_numel(shape);
+    if (!numel)
+      return make_error(ErrorCode::kInvalidArgument, what + " has shape " + shape_to_string(shape) +
+                                                         ": the element count overflows int64");
+    if (*numel >= (std::int64_t{1} << 32))
+      return make_error(ErrorCode::kUnsupported, what + " has " + std::to_string(*numel) +
                                                      " elements; at most 2^32 - 1 are supported");
     return {};
   }
@@ -100,15 +120,14 @@ GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
 GraphBuilder& GraphBuilder::operator=(GraphBuilder&&) noexcept = default;
 
 Tensor GraphBuilder::input(std::string name, Shape shape, DType dtype) {
+  if (Status s = state_->check_io_name(name, "input"); !s.ok()) {
+    state_->fail(std::move(s));
+    return {};
+  }
   if (Status s = state_->check_shape("input '" + name + "'", shape); !s.ok()) {
     state_->fail(std::move(s));
     return {};
   }
-  for (ValueId id : state_->ir.inputs)
-    if (state_->ir.value(id).name == name) {
-      state_->fail(make_error(ErrorCode::kInvalidArgument, "two graph inputs are named '" + name + "'"));
-      return {};
-    }
   Value value{std::move(name), std::move(shape), dtype};
   value.is_input = true;
   Tensor t = state_->add_value(std::move(value));
@@ -237,6 +256,12 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
     s.fail(inferred.status());
     return {};
   }
+  // Every value's element count fits the limit, so that later products of its dims cannot overflow.
+  if (Status checked = s.check_shape("node '" + node_name + "' (" + std::string(op_type) + "): the output", inferred->shape);
+      !checked.ok()) {
+    s.fail(std::move(checked));
+    return {};
+  }
   const NodeId node_id = static_cast<NodeId>(s.ir.nodes.size());
   Value out{node_name, inferred->shape, inferred->dtype, node_id};
   Tensor result = s.add_value(std::move(out));
@@ -250,6 +275,10 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
 }
 
 void GraphBuilder::output(Tensor tensor, std::string name) {
+  if (Status s = state_->check_io_name(name, "output"); !s.ok()) {
+    state_->fail(std::move(s));
+    return;
+  }
   if (!state_->check_tensor(tensor)) {
     state_->fail(make_error(ErrorCode::kInvalidArgument, "output '" + name + "' is not a valid tensor"));
     return;
@@ -268,11 +297,6 @@ void GraphBuilder::output(Tensor tensor, std::string name) {
     }
   }
   Value& value = state_->ir.values[static_cast<std::size_t>(tensor.id)];
-  for (ValueId id : state_->ir.outputs)
-    if (state_->ir.value(id).name == name) {
-      state_->fail(make_error(ErrorCode::kInvalidArgument, "two graph outputs are named '" + name + "'"));
-      return;
-    }
   value.name = std::move(name);
   value.is_output = true;
   state_->ir.outputs.push_back(tensor.id);

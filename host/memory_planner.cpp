@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "host/checked_math.h"
+
 namespace vkfuse {
 
-MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
+Result<MemoryPlan> plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
                        const std::vector<std::vector<ValueId>>& writes, std::span<const std::size_t> steps,
                        std::uint64_t alignment) {
   auto step = [&](std::size_t g) { return steps.empty() ? g : steps[g]; };
@@ -18,9 +20,11 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
     for (ValueId v : writes[g]) {
       const Value& value = graph.value(v);
       if (value.is_output) continue;
-      const std::uint64_t bytes = value.bytes();
+      const std::string what = "the arena bytes of '" + value.name + "'";
+      VKFUSE_ASSIGN_OR_RETURN(const std::uint64_t bytes, bytes_or_error(value.shape, dtype_size(value.dtype), what));
+      VKFUSE_ASSIGN_OR_RETURN(const std::uint64_t padded, add_or_error(bytes, alignment - 1, what));
       // Several groups write a Concat stored in place, one slice each: live from the first of them.
-      auto [it, fresh] = live.try_emplace(v, Interval{v, step(g), step(g), (bytes + alignment - 1) / alignment * alignment});
+      auto [it, fresh] = live.try_emplace(v, Interval{v, step(g), step(g), padded / alignment * alignment});
       if (!fresh) {
         it->second.first = std::min(it->second.first, step(g));
         it->second.last = std::max(it->second.last, step(g));
@@ -44,17 +48,19 @@ MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<Value
     std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) overlapping in time
     for (const Placed& p : placed)
       if (p.interval.first <= interval.last && interval.first <= p.interval.last)
-        busy.push_back({p.offset, p.offset + p.interval.bytes});
+        busy.push_back({p.offset, p.offset + p.interval.bytes});  // placed below, so checked already
     std::sort(busy.begin(), busy.end());
     std::uint64_t offset = 0;
     for (const auto& [begin, end] : busy) {
-      if (offset + interval.bytes <= begin) break;
+      if (offset <= begin && interval.bytes <= begin - offset) break;
       offset = std::max(offset, end);
     }
+    const std::string what = "the arena end of '" + graph.value(interval.value).name + "'";
+    VKFUSE_ASSIGN_OR_RETURN(const std::uint64_t end, add_or_error(offset, interval.bytes, what));
     placed.push_back({interval, offset});
     plan.offsets[interval.value] = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + interval.bytes);
-    plan.unshared_bytes += interval.bytes;
+    plan.arena_bytes = std::max(plan.arena_bytes, end);
+    VKFUSE_ASSIGN_OR_RETURN(plan.unshared_bytes, add_or_error(plan.unshared_bytes, interval.bytes, "the unshared arena bytes"));
   }
   return plan;
 }

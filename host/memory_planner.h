@@ -22,8 +22,9 @@ struct MemoryPlan {
 // separated by barriers (FusionGroup::level; groups of one step may overlap on the GPU), or empty for
 // one step per group. A value is live from the step of the group that writes it to the step of the last
 // group that reads it; values whose lifetimes overlap never share bytes, so no group of a step writes
-// bytes another group of that step reads or writes.
-MemoryPlan plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
+// bytes another group of that step reads or writes. Sizes and offsets are checked: an overflow of
+// uint64 is an error naming the value.
+Result<MemoryPlan> plan_memory(const GraphIR& graph, const std::vector<std::vector<ValueId>>& reads,
                        const std::vector<std::vector<ValueId>>& writes, std::span<const std::size_t> steps,
                        std::uint64_t alignment);
 

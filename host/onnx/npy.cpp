@@ -10,6 +10,8 @@
 #include <optional>
 #include <string_view>
 
+#include "host/checked_math.h"
+
 namespace vkfuse {
 namespace {
 
@@ -249,15 +251,12 @@ Result<HostTensor> decode_npy(std::span<const std::byte> file, const std::string
     return make_error(ErrorCode::kUnsupported, what + ": fortran_order is True for shape " + shape_to_string(header.shape) +
                                                    "; vkfuse reads C order (re-save it with np.ascontiguousarray(a))");
 
-  // Element count, guarding the multiplication: the data must fit in the file anyway.
-  const std::uint64_t max_elements = std::numeric_limits<std::uint64_t>::max() / 8;
-  std::uint64_t numel = 1;
-  for (std::int64_t dim : header.shape) {
-    const auto d = static_cast<std::uint64_t>(dim);
-    if (d != 0 && numel > max_elements / d)
-      return make_error(ErrorCode::kInvalidArgument, what + ": shape " + shape_to_string(header.shape) + " is too large");
-    numel *= d;
-  }
+  // Element count and bytes, checked: the data must fit in the file anyway.
+  const std::optional<std::int64_t> count = checked_numel(header.shape);
+  const std::optional<std::uint64_t> bytes = count ? checked_bytes(*count, 8) : std::nullopt;  // 8: the widest item
+  if (!bytes)
+    return make_error(ErrorCode::kInvalidArgument, what + ": shape " + shape_to_string(header.shape) + " is too large");
+  const auto numel = static_cast<std::uint64_t>(*count);
   const std::size_t data_bytes = file.size() - prefix - header_size;
   const std::uint64_t want_bytes = numel * type.item_size;
   if (data_bytes != want_bytes)
@@ -312,7 +311,7 @@ Result<std::vector<std::byte>> encode_npy(const HostTensor& tensor) {
   for (std::int64_t dim : tensor.shape)
     if (dim < 0)
       return make_error(ErrorCode::kInvalidArgument, "write_npy: negative dimension in shape " + shape_to_string(tensor.shape));
-  const std::uint64_t want = static_cast<std::uint64_t>(tensor.numel()) * dtype_size(tensor.dtype);
+  VKFUSE_ASSIGN_OR_RETURN(const std::uint64_t want, bytes_or_error(tensor.shape, dtype_size(tensor.dtype), "write_npy: shape"));
   if (tensor.bytes.size() != want)
     return make_error(ErrorCode::kInvalidArgument, "write_npy: the tensor holds " + std::to_string(tensor.bytes.size()) +
                                                        " bytes, but " + dtype_name(tensor.dtype) +

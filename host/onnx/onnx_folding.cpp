@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "host/checked_math.h"
 #include "host/onnx/onnx_shapes.h"
 #include "onnx.pb.h"
 
@@ -28,14 +29,12 @@ const ConstTensor* input(Inputs in, std::size_t i) { return i < in.size() ? in[i
 constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 28;
 
 Status check_fold_size(const FoldContext& c, const Shape& shape) {
-  std::int64_t numel = 1;
-  for (std::int64_t d : shape) {
+  for (std::int64_t d : shape)
     if (d < 0) return invalid(c, "the result shape " + shape_to_string(shape) + " has a negative dimension");
-    if (d != 0 && numel > kMaxFoldedElements / d)
-      return make_error(ErrorCode::kUnsupported, c.attrs.where() + ": folding would create a constant of shape " +
-                                                     shape_to_string(shape) + ", more than 2^28 elements");
-    numel *= d;
-  }
+  const std::optional<std::int64_t> numel = checked_numel(shape);
+  if (!numel || *numel > kMaxFoldedElements)
+    return make_error(ErrorCode::kUnsupported, c.attrs.where() + ": folding would create a constant of shape " +
+                                                   shape_to_string(shape) + ", more than 2^28 elements");
   return {};
 }
 
@@ -150,7 +149,9 @@ Result<Outputs> fold_tile(const FoldContext& c, const ConstTensor& x, const std:
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (repeats[d] < 0) return invalid(c, "Tile repeats " + shape_to_string(repeats) + " are negative");
     if (repeats[d] > kMaxFoldedElements) return check_fold_size(c, {repeats[d], 2 * kMaxFoldedElements});
-    shape[d] *= repeats[d];
+    auto tiled = mul_or_error(shape[d], repeats[d], "output dim " + std::to_string(d));
+    if (!tiled.ok()) return tiled.status().with_context(c.attrs.where());
+    shape[d] = *tiled;
   }
   VKFUSE_TRY(check_fold_size(c, shape));
   const std::vector<std::int64_t> in_strides = row_major_strides(x.shape);
@@ -182,8 +183,11 @@ Result<Outputs> fold_concat(const FoldContext& c, Inputs in) {
     bool same = t->shape.size() == shape.size() && t->is_float() == parts[0]->is_float();
     for (std::size_t d = 0; same && d < shape.size(); ++d) same = d == a || t->shape[d] == shape[d];
     if (!same) return invalid(c, "Concat inputs " + shape_to_string(parts[0]->shape) + " and " + shape_to_string(t->shape) + " do not match");
-    shape[a] += t->shape[a];
+    auto extent = add_or_error(shape[a], t->shape[a], "output dim " + std::to_string(a));
+    if (!extent.ok()) return extent.status().with_context(c.attrs.where());
+    shape[a] = *extent;
   }
+  VKFUSE_TRY(check_fold_size(c, shape));
   ConstTensor out = make_zero_tensor(shape, parts[0]->onnx_type);
   const std::int64_t outer = dims_product(shape, 0, a);
   std::size_t at = 0;

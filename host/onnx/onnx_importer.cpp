@@ -19,7 +19,9 @@
 #include <memory>
 #include <set>
 
+#include "host/checked_math.h"
 #include "host/onnx/onnx_folding.h"
+#include "host/onnx/onnx_graph_check.h"
 #include "host/onnx/onnx_import_state.h"
 #include "host/onnx/onnx_node_map.h"
 #include "host/onnx/tensor_proto.h"
@@ -139,12 +141,8 @@ Result<Shape> input_shape(const onnx::ValueInfoProto& input, const OnnxOptions& 
                                                        " is symbolic; fix it with OnnxOptions::input_shapes or OnnxOptions::batch (vkfuse run --shape " +
                                                        input.name() + "=...)");
   }
-  std::int64_t numel = 1;
-  for (std::int64_t d : shape)
-    if (d != 0 && numel > std::numeric_limits<std::int64_t>::max() / d)
-      return make_error(ErrorCode::kInvalidArgument, where + ": dimensions " + shape_to_string(shape) + " overflow the element count");
-    else
-      numel *= d;
+  if (!checked_numel(shape))
+    return make_error(ErrorCode::kInvalidArgument, where + ": dimensions " + shape_to_string(shape) + " overflow the element count");
   return shape;
 }
 
@@ -213,7 +211,7 @@ class NodeWalker {
   // Ok, or an error that stops the import (unsupported nodes are collected instead).
   Status visit(const onnx::NodeProto& node, std::size_t index) {
     const std::string& op = node.op_type();
-    const std::string name = state_.unique_node_name(node.name().empty() ? op + "_" + std::to_string(index) : node.name());
+    const std::string name = state_.unique_node_name(node_label(node.name(), op, index));
     const std::string where = "node '" + name + "' (" + op + ")";
     bool poisoned = false, all_constant = true;
     for (const std::string& in : node.input()) {
@@ -375,6 +373,7 @@ Result<Graph> import_parsed(onnx::ModelProto* model, const std::string& path, co
     return make_error(ErrorCode::kInvalidArgument, path + ": OnnxOptions::float_dtype is " + dtype_name(options.float_dtype) +
                                                        "; float tensors can run as f32 or f16");
   state.float_dtype = options.float_dtype;
+  VKFUSE_TRY(check_single_assignment(graph, context));
   VKFUSE_TRY(add_inputs(state, graph, options, path, base_dir));
   graph.clear_initializer();  // decoded: the weights are not kept twice
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "host/checked_math.h"
 #include "host/graph.h"
 
 namespace vkfuse::onnx_import {
@@ -37,7 +38,7 @@ Result<std::vector<std::int64_t>> normalize_axes(const std::vector<std::int64_t>
 
 std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end) {
   std::int64_t product = 1;
-  for (std::size_t d = begin; d < end && d < shape.size(); ++d) product *= shape[d];
+  for (std::size_t d = begin; d < end && d < shape.size(); ++d) product *= shape[d];  // the whole shape's numel bounds it
   return product;
 }
 
@@ -59,10 +60,8 @@ Result<Shape> reshape_target(const Shape& input, const std::vector<std::int64_t>
       continue;
     }
     if (dim < 0) return invalid("Reshape shape " + list_to_string(spec) + " has a negative dimension");
-    if (dim != 0 && known > std::numeric_limits<std::int64_t>::max() / dim)
-      return invalid("Reshape shape " + list_to_string(spec) + " overflows the element count");
     out[d] = dim;
-    known *= dim;
+    VKFUSE_ASSIGN_OR_RETURN(known, mul_or_error(known, dim, "Reshape shape " + list_to_string(spec) + ": the element count"));
   }
   const std::int64_t numel = shape_numel(input);
   if (inferred >= 0) {

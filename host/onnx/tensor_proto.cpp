@@ -9,8 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <limits>
 
+#include "host/checked_math.h"
+#include "host/onnx/external_data.h"
 #include "onnx.pb.h"
 
 namespace vkfuse {
@@ -48,70 +51,6 @@ void append(std::vector<std::byte>& bytes, T value) {
   const std::size_t at = bytes.size();
   bytes.resize(at + sizeof(T));
   std::memcpy(bytes.data() + at, &value, sizeof(T));
-}
-
-// A non-negative decimal integer (external data offset and length are stored as strings).
-bool parse_size(const std::string& text, std::uint64_t& out) {
-  if (text.empty() || text.size() > 19) return false;
-  out = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return true;
-}
-
-// The file an external location names, refused when it is absolute or leaves base_dir.
-Result<fs::path> external_path(const std::string& location, const std::string& base_dir, const std::string& what) {
-  if (location.empty()) return invalid(what, "external data has no 'location'");
-  const fs::path relative(location);
-  if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory())
-    return invalid(what, "external data location '" + location + "' is an absolute path; it must be relative to the model's folder");
-  std::error_code ec;
-  const fs::path base = fs::weakly_canonical(fs::absolute(base_dir, ec), ec);
-  if (ec) return make_error(ErrorCode::kIo, what + ": cannot resolve the folder '" + base_dir + "': " + ec.message());
-  const fs::path full = fs::weakly_canonical(base / relative, ec);
-  if (ec) return make_error(ErrorCode::kIo, what + ": cannot resolve external data file '" + location + "': " + ec.message());
-  const fs::path inside = full.lexically_relative(base);
-  if (inside.empty() || *inside.begin() == "..")
-    return invalid(what, "external data location '" + location + "' leaves the model's folder '" + base.string() + "'");
-  return full;
-}
-
-Result<std::vector<std::byte>> external_bytes(const TensorProto& proto, const std::string& base_dir,
-                                              const std::string& what, std::uint64_t expected) {
-  if (base_dir.empty()) return invalid(what, "has external data, which needs the model's folder (none given)");
-  std::string location;
-  std::uint64_t offset = 0, length = expected;
-  bool has_length = false;
-  for (const auto& entry : proto.external_data()) {
-    if (entry.key() == "location") {
-      location = entry.value();
-    } else if (entry.key() == "offset") {
-      if (!parse_size(entry.value(), offset)) return invalid(what, "external data offset '" + entry.value() + "' is not a byte count");
-    } else if (entry.key() == "length") {
-      if (!parse_size(entry.value(), length)) return invalid(what, "external data length '" + entry.value() + "' is not a byte count");
-      has_length = true;
-    }
-  }
-  VKFUSE_ASSIGN_OR_RETURN(const fs::path path, external_path(location, base_dir, what));
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    return make_error(ErrorCode::kNotFound, what + ": external data file '" + location + "' (" + path.string() + ") does not exist");
-  const std::uint64_t file_size = fs::file_size(path, ec);
-  if (ec) return make_error(ErrorCode::kIo, what + ": cannot read the size of '" + path.string() + "': " + ec.message());
-  if (has_length && length != expected)
-    return invalid(what, "external data length " + std::to_string(length) + " in '" + location + "' does not match the " +
-                             std::to_string(expected) + " bytes of its shape and type");
-  if (offset > file_size || expected > file_size - offset)
-    return invalid(what, "external data [offset " + std::to_string(offset) + ", length " + std::to_string(expected) +
-                             "] is past the end of '" + location + "' (" + std::to_string(file_size) + " bytes)");
-  std::ifstream file(path, std::ios::binary);
-  std::vector<std::byte> bytes(static_cast<std::size_t>(expected));
-  file.seekg(static_cast<std::streamoff>(offset));
-  file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(expected));
-  if (!file) return make_error(ErrorCode::kIo, what + ": reading " + std::to_string(expected) + " bytes of '" + path.string() + "' failed");
-  return bytes;
 }
 
 // The typed-field values packed as the element type's little-endian bytes.
@@ -161,7 +100,7 @@ Result<std::vector<std::byte>> typed_field_bytes(const TensorProto& proto, const
 Result<std::vector<std::byte>> element_bytes(const TensorProto& proto, const std::string& base_dir, const std::string& what,
                                              std::uint64_t numel) {
   const std::uint64_t expected = numel * element_size(proto.data_type());  // shape_from_proto bounded it
-  if (proto.data_location() == TensorProto::EXTERNAL) return external_bytes(proto, base_dir, what, expected);
+  if (proto.data_location() == TensorProto::EXTERNAL) return read_external_data(proto, base_dir, what, expected);
   VKFUSE_ASSIGN_OR_RETURN(const std::optional<std::string_view> raw, raw_data_bytes(proto, what));
   if (raw) {
     const auto* first = reinterpret_cast<const std::byte*>(raw->data());
@@ -234,22 +173,21 @@ Result<DType> dtype_for_onnx_type(int data_type, const std::string& what) {
 
 Result<Shape> shape_from_proto(const TensorProto& proto, const std::string& what) {
   Shape shape(proto.dims().begin(), proto.dims().end());
-  const std::size_t size = std::max<std::size_t>(element_size(proto.data_type()), 1);
-  // Bytes are bounded well below 2^63 so that numel * size never overflows downstream.
-  const std::int64_t limit = (std::int64_t{1} << 60) / static_cast<std::int64_t>(size);
-  std::int64_t numel = 1;
-  for (std::int64_t d : shape) {
+  for (std::int64_t d : shape)
     if (d < 0) return invalid(what, "has a negative dimension in " + shape_to_string(shape));
-    if (d != 0 && numel > limit / d) return invalid(what, "dimensions " + shape_to_string(shape) + " overflow the element count");
-    numel *= d;
-  }
+  // Bytes are bounded well below 2^63 so that numel * size never overflows downstream.
+  const std::optional<std::int64_t> numel = checked_numel(shape);
+  const std::optional<std::uint64_t> bytes =
+      numel ? checked_bytes(*numel, std::max<std::size_t>(element_size(proto.data_type()), 1)) : std::nullopt;
+  if (!bytes || *bytes > (std::uint64_t{1} << 60))
+    return invalid(what, "dimensions " + shape_to_string(shape) + " overflow the element count");
   return shape;
 }
 
 Result<std::optional<std::string_view>> raw_data_bytes(const TensorProto& proto, const std::string& what) {
   if (proto.data_location() == TensorProto::EXTERNAL || !proto.has_raw_data()) return std::optional<std::string_view>{};
   VKFUSE_ASSIGN_OR_RETURN(const Shape shape, shape_from_proto(proto, what));
-  const std::uint64_t expected = static_cast<std::uint64_t>(shape_numel(shape)) * element_size(proto.data_type());
+  const std::uint64_t expected = static_cast<std::uint64_t>(shape_numel(shape)) * element_size(proto.data_type());  // bounded
   const std::string& raw = proto.raw_data();
   if (raw.size() != expected)
     return invalid(what, "raw_data has " + std::to_string(raw.size()) + " bytes; its shape and type need " + std::to_string(expected));

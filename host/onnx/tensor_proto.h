@@ -41,9 +41,8 @@ Result<Shape> shape_from_proto(const onnx::TensorProto& proto, const std::string
 // range are an error naming the tensor; DOUBLE rounds to float.
 //
 // base_dir: the folder external data is read from (the model's folder). Empty: the tensor must hold
-// its data itself; external data is an error. An external location that is absolute, or that leaves
-// base_dir (through "..", or a symbolic link), is refused; a missing file, or offset/length past the
-// end of the file, is an error naming the tensor and the file.
+// its data itself; external data is an error. External data is read as read_external_data does
+// (external_data.h): what is refused there is an error naming the tensor and the file.
 Result<HostTensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
                                      const std::string& what);
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 
+#include "host/checked_math.h"
 #include "host/graph.h"
 #include "host/op_registry.h"
 #include "host/ops/conv_patch.h"
@@ -96,7 +97,12 @@ Result<ConvShape> conv_transpose_shape(std::span<const TensorInfo> in, const OpA
   std::int64_t out_extent[2];
   for (std::size_t d = 0; d < 2; ++d) {
     const WindowAxis& a = s.axes[d];
-    out_extent[d] = a.stride * (in_extent[d] - 1) + output_padding[d] + a.span() - a.pad_begin - a.pad_end;
+    const std::string what = std::string("the output ") + kAxisNames[d];
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t strided, mul_or_error(a.stride, in_extent[d] - 1, what));
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t padded_out, add_or_error(strided, output_padding[d], what));
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t spanned, add_or_error(padded_out, a.span(), what));
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t unpadded, sub_or_error(spanned, a.pad_begin, what));
+    VKFUSE_ASSIGN_OR_RETURN(out_extent[d], sub_or_error(unpadded, a.pad_end, what));
     if (out_extent[d] < 1)
       return make_error(ErrorCode::kInvalidArgument,
                         std::string("the output ") + kAxisNames[d] + " would be " + std::to_string(out_extent[d]) +

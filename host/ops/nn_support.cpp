@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "host/checked_math.h"
 #include "host/graph.h"
 
 namespace vkfuse {
@@ -79,20 +80,27 @@ Result<std::array<WindowAxis, 2>> read_window(const OpAttrs& attrs, std::array<s
     VKFUSE_ASSIGN_OR_RETURN(dil, nn_list(attrs, "dilations", 2, 1, {1, 1}));
   }
   std::array<WindowAxis, 2> axes;
-  for (std::size_t d = 0; d < 2; ++d) axes[d] = {kernel[d], strides[d], dil[d], pads[d], pads[d + 2]};
+  for (std::size_t d = 0; d < 2; ++d) {
+    axes[d] = {kernel[d], strides[d], dil[d], pads[d], pads[d + 2]};
+    // WindowAxis::span() and the window arithmetic below stay in int64 once the span does.
+    VKFUSE_TRY(mul_or_error(kernel[d] - 1, dil[d], "the dilated window (kernel - 1) * dilation").status());
+  }
   return axes;
 }
 
 Result<std::int64_t> window_output(std::int64_t in, const WindowAxis& axis, bool ceil_mode, const char* axis_name) {
-  const std::int64_t room = in + axis.pad_begin + axis.pad_end - axis.span();
+  const std::string what = std::string("the padded ") + axis_name;
+  VKFUSE_ASSIGN_OR_RETURN(const std::int64_t begun, add_or_error(in, axis.pad_begin, what));
+  VKFUSE_ASSIGN_OR_RETURN(const std::int64_t padded, add_or_error(begun, axis.pad_end, what));
+  const std::int64_t room = padded - axis.span();
   std::int64_t out = (ceil_mode ? ceil_div(room, axis.stride) : floor_div(room, axis.stride)) + 1;
   // ceil_mode: the last window must start inside the input or its begin pad, never in the end pad.
-  if (ceil_mode && out > 0 && (out - 1) * axis.stride >= in + axis.pad_begin) --out;
+  if (ceil_mode && out > 0 && (out - 1) * axis.stride >= begun) --out;
   if (out >= 1) return out;
   return make_error(ErrorCode::kInvalidArgument,
                     std::string("the window spans ") + std::to_string(axis.span()) + " along the " + axis_name +
                         " (kernel " + std::to_string(axis.kernel) + ", dilation " + std::to_string(axis.dilation) +
-                        ") but the padded input has " + std::to_string(in + axis.pad_begin + axis.pad_end) + " (" +
+                        ") but the padded input has " + std::to_string(padded) + " (" +
                         std::to_string(in) + " + pads " + std::to_string(axis.pad_begin) + " and " +
                         std::to_string(axis.pad_end) + "): the output would be empty");
 }

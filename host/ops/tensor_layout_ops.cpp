@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/broadcast_map.h"
+#include "host/checked_math.h"
 #include "host/graph.h"
 #include "host/ops/kernel_support.h"
 #include "host/ops/tensor_support.h"
@@ -90,7 +91,7 @@ Result<TensorInfo> infer_tile(std::span<const TensorInfo> in, const OpAttrs& att
       return make_error(ErrorCode::kInvalidArgument, "'repeats' " + shape_to_string(repeats) + ": dimension " +
                                                          std::to_string(d) + " repeats " + std::to_string(repeats[d]) +
                                                          " times, expected >= 1");
-    out.shape[d] *= repeats[d];
+    VKFUSE_ASSIGN_OR_RETURN(out.shape[d], mul_or_error(x[d], repeats[d], "output dim " + std::to_string(d)));
   }
   VKFUSE_TRY(require_32bit_indexing(out.shape, "the output"));
   return out;

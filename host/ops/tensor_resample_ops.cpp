@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/glsl_types.h"
+#include "host/checked_math.h"
 #include "host/graph.h"
 #include "host/ops/kernel_support.h"
 #include "host/ops/tensor_support.h"
@@ -44,7 +45,9 @@ Result<PadPlan> pad_plan(const Shape& in, const OpAttrs& attrs) {
   plan.out = in;
   plan.begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
   for (std::size_t d = 0; d < rank; ++d) {
-    plan.out[d] = in[d] + pads[d] + pads[d + rank];
+    const std::string what = "output dim " + std::to_string(d);
+    VKFUSE_ASSIGN_OR_RETURN(const std::int64_t begun, add_or_error(in[d], pads[d], what));
+    VKFUSE_ASSIGN_OR_RETURN(plan.out[d], add_or_error(begun, pads[d + rank], what));
     if (plan.out[d] < 1)
       return make_error(ErrorCode::kInvalidArgument, "'pads' " + std::to_string(pads[d]) + " and " +
                                                          std::to_string(pads[d + rank]) + " leave dimension " +
@@ -145,7 +148,9 @@ Result<ResizeAttrs> resize_attrs(const TensorInfo& x, const OpAttrs& attrs) {
                                                          std::to_string(d) + " is " + std::to_string(r.sizes[d]) +
                                                          ", expected >= 1");
     // The kernel computes source coordinates as exact fractions in 32-bit ints: x * 2 in + in.
-    if (2 * in[d] * r.sizes[d] + in[d] >= (std::int64_t{1} << 31))
+    const auto range = checked_mul(2 * in[d], r.sizes[d]);
+    const auto end = range ? checked_add(*range, in[d]) : std::nullopt;
+    if (!end || *end >= (std::int64_t{1} << 31))
       return make_error(ErrorCode::kUnsupported, "resizing dimension " + std::to_string(d) + " from " +
                                                      std::to_string(in[d]) + " to " + std::to_string(r.sizes[d]) +
                                                      " exceeds the kernel's coordinate range (2*in*out < 2^31)");

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "codegen/glsl_types.h"
+#include "host/checked_math.h"
 #include "host/graph.h"
 #include "host/ops/kernel_support.h"
 #include "host/ops/tensor_support.h"
@@ -29,7 +30,9 @@ Result<TensorInfo> infer_concat(std::span<const TensorInfo> in, const OpAttrs& a
         return make_error(ErrorCode::kInvalidArgument, describe_input(in, k) + " and " + describe_input(in, 0) +
                                                            " differ in dimension " + std::to_string(d) +
                                                            "; only the axis " + std::to_string(axis) + " may differ");
-    out.shape[static_cast<std::size_t>(axis)] += in[k].shape[static_cast<std::size_t>(axis)];
+    std::int64_t& extent = out.shape[static_cast<std::size_t>(axis)];
+    VKFUSE_ASSIGN_OR_RETURN(extent, add_or_error(extent, in[k].shape[static_cast<std::size_t>(axis)],
+                                                 "output dim " + std::to_string(axis)));
   }
   VKFUSE_TRY(require_32bit_indexing(out.shape, "the output"));
   return out;

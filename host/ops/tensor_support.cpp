@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "host/checked_math.h"
+
 namespace vkfuse {
 
 namespace {
@@ -97,9 +99,9 @@ std::string glsl_int_array(std::span<const std::int64_t> values) { return glsl_a
 
 Status require_32bit_indexing(const Shape& shape, const std::string& tensor) {
   constexpr std::int64_t kLimit = std::int64_t{1} << 31;
-  if (shape_numel(shape) < kLimit) return {};
-  return make_error(ErrorCode::kUnsupported, tensor + " " + shape_to_string(shape) + " has " +
-                                                 std::to_string(shape_numel(shape)) +
+  VKFUSE_ASSIGN_OR_RETURN(const std::int64_t numel, numel_or_error(shape, tensor));
+  if (numel < kLimit) return {};
+  return make_error(ErrorCode::kUnsupported, tensor + " " + shape_to_string(shape) + " has " + std::to_string(numel) +
                                                  " elements; kernel ops index below 2^31");
 }
 

@@ -48,7 +48,8 @@ std::int64_t ravel_index(std::span<const std::int64_t> coords, const Shape& shap
 std::string glsl_uint_array(std::span<const std::int64_t> values);
 std::string glsl_int_array(std::span<const std::int64_t> values);
 
-// Kernel templates index in 32 bits: kUnsupported when `shape` has 2^31 elements or more.
+// Kernel templates index in 32 bits: kUnsupported when `shape` has 2^31 elements or more;
+// kInvalidArgument when its element count overflows int64.
 Status require_32bit_indexing(const Shape& shape, const std::string& tensor);
 
 }  // namespace vkfuse

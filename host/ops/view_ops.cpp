@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <string>
 
+#include "host/checked_math.h"
 #include "host/op_registry.h"
 #include "host/slice_range.h"
 
@@ -148,7 +149,7 @@ Result<Shape> reshape_target(const Shape& in, const std::vector<std::int64_t>& s
     } else {
       target[d] = v;
     }
-    known *= target[d];
+    VKFUSE_ASSIGN_OR_RETURN(known, mul_or_error(known, target[d], "shape " + list_string(spec) + ": the element count"));
   }
   const std::int64_t numel = shape_numel(in);
   if (inferred != spec.size()) {

@@ -55,7 +55,7 @@ TEST_CASE("values whose lifetimes do not overlap share offset 0") {
   const Chain chain = make_chain({{10}, {10}, {10}, {10}});
   Groups reads, writes;
   chain_io(chain, reads, writes);
-  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 256);
+  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 256).value();
   const ValueId a = chain.ids[0], b = chain.ids[1], c = chain.ids[2], y = chain.ids[3];
   REQUIRE(plan.offsets.size() == 3);
   CHECK(plan.offsets.at(a) == 0);
@@ -74,10 +74,10 @@ TEST_CASE("values of one step never share bytes: groups of a level may run at on
   Groups reads, writes;
   chain_io(chain, reads, writes);
   const ValueId a = chain.ids[0], b = chain.ids[1], c = chain.ids[2], d = chain.ids[3];
-  const MemoryPlan per_group = plan_memory(graph_ir(chain.graph), reads, writes, {}, 64);
+  const MemoryPlan per_group = plan_memory(graph_ir(chain.graph), reads, writes, {}, 64).value();
   CHECK(per_group.offsets.at(c) == per_group.offsets.at(a));
   const std::vector<std::size_t> steps{0, 1, 1, 2, 3};
-  const MemoryPlan stepped = plan_memory(graph_ir(chain.graph), reads, writes, steps, 64);
+  const MemoryPlan stepped = plan_memory(graph_ir(chain.graph), reads, writes, steps, 64).value();
   const std::uint64_t oa = stepped.offsets.at(a), ob = stepped.offsets.at(b), oc = stepped.offsets.at(c),
                       od = stepped.offsets.at(d);
   CHECK_FALSE(overlap(oa, 64, oc, 64));
@@ -93,7 +93,7 @@ TEST_CASE("a value read late stays live and is not overwritten") {
   Groups reads, writes;
   chain_io(chain, reads, writes);
   reads[3].push_back(chain.ids[0]);
-  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 64);
+  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 64).value();
   const std::uint64_t a = plan.offsets.at(chain.ids[0]), b = plan.offsets.at(chain.ids[1]),
                       c = plan.offsets.at(chain.ids[2]);
   CHECK_FALSE(overlap(a, 64, b, 64));
@@ -111,7 +111,7 @@ TEST_CASE("overlapping values of different sizes never share bytes and stay alig
   reads[3] = {chain.ids[0], chain.ids[1], chain.ids[2]};
   const GraphIR& ir = graph_ir(chain.graph);
   const std::uint64_t alignment = 64;
-  const MemoryPlan plan = plan_memory(ir, reads, writes, {}, alignment);
+  const MemoryPlan plan = plan_memory(ir, reads, writes, {}, alignment).value();
   REQUIRE(plan.offsets.size() == 3);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // [offset, bytes)
   for (auto [value, offset] : plan.offsets) {
@@ -133,14 +133,14 @@ TEST_CASE("overlapping values of different sizes never share bytes and stay alig
 TEST_CASE("graph inputs, outputs and values nobody writes are not planned") {
   const Chain chain = make_chain({{5}, {5}});
   Groups reads{{0}, {chain.ids[0]}}, writes{{chain.ids[0]}, {chain.ids[1]}};
-  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 16);
+  const MemoryPlan plan = plan_memory(graph_ir(chain.graph), reads, writes, {}, 16).value();
   CHECK(plan.offsets.size() == 1);
   CHECK(plan.offsets.count(0) == 0);            // x: a graph input
   CHECK(plan.offsets.count(chain.ids[1]) == 0);  // y: a graph output
   CHECK(plan.offsets.at(chain.ids[0]) == 0);
   CHECK(plan.arena_bytes == 32);  // 20 bytes rounded up to 16
 
-  const MemoryPlan empty = plan_memory(graph_ir(chain.graph), {}, {}, {}, 16);
+  const MemoryPlan empty = plan_memory(graph_ir(chain.graph), {}, {}, {}, 16).value();
   CHECK(empty.offsets.empty());
   CHECK(empty.arena_bytes == 0);
 }

@@ -2,9 +2,17 @@
 // tests/data/make_onnx_test_models.py) are imported, inspected through graph_ir, and run through the CPU
 // reference evaluator against numpy's outputs. Bad models must fail with exact messages.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstring>
+#include <future>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +26,8 @@
 #include "host/op_registry.h"
 #include "host/reference_eval.h"
 #include "support/compare.h"
+#include "support/onnx_model.h"
+#include "support/test_env.h"
 
 namespace vkfuse::testing {
 namespace {
@@ -209,6 +219,88 @@ TEST_CASE("ONNX: external data that is missing, out of range, or outside the mod
   s = load_error(bad_path("external_wrong_length"));
   CHECK(s.message() == bad_path("external_wrong_length") + ": initializer 'w1': external data length 12 in 'weights.bin' "
                                                            "does not match the 48 bytes of its shape and type");
+}
+
+// A model folder in a scratch directory: model.onnx reads its initializer w1 [3,4] from weights.bin at
+// offset 0; each case puts something else at that name.
+struct ExternalFolder {
+  ScratchDir scratch{"vkfuse_external"};
+  fs::path folder = scratch.path() / "model";
+  std::string model = (folder / "model.onnx").string();
+  std::string weights = (folder / "weights.bin").string();
+
+  ExternalFolder() {
+    fs::create_directory(folder);
+    OnnxModel m;
+    m.input("x", {3, 4}).output("y", {3, 4}).external("w1", {3, 4}, "weights.bin", 0).node("Mul", {"x", "w1"}, {"y"}, "mul");
+    m.save(model);
+  }
+  void write(const fs::path& path, std::size_t floats) const {
+    std::vector<float> values(floats);
+    for (std::size_t i = 0; i < floats; ++i) values[i] = 0.5f * static_cast<float>(i);
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(floats * sizeof(float)));
+  }
+  std::string prefix() const { return model + ": initializer 'w1': external data file 'weights.bin' "; }
+};
+
+TEST_CASE("ONNX: external data is judged by the file opened: regular, one link, inside the folder") {
+  SUBCASE("a regular file loads; one too short is past its end") {
+    ExternalFolder f;
+    f.write(f.weights, 12);
+    const Graph graph = load(f.model);
+    bool found = false;
+    for (const Value& v : graph_ir(graph).values)
+      if (v.name == "w1" && v.constant) found = v.constant->to_floats()[11] == 5.5f;
+    CHECK(found);
+    f.write(f.weights, 10);
+    CHECK(load_error(f.model).message() ==
+          f.model + ": initializer 'w1': external data [offset 0, length 48] is past the end of 'weights.bin' (40 bytes)");
+  }
+  SUBCASE("a hard link to a file outside the folder") {
+    ExternalFolder f;
+    const fs::path outside = f.scratch.path() / "secret.bin";
+    f.write(outside, 12);
+    fs::create_hard_link(outside, f.weights);
+    const Status s = load_error(f.model);
+    CHECK(s.code() == ErrorCode::kInvalidArgument);
+    CHECK(s.message() == f.prefix() + "has 2 hard links; another name may lie outside the model's folder, so only files "
+                                      "with one link are read");
+  }
+  SUBCASE("a symbolic link, even to a file inside the folder") {
+    ExternalFolder f;
+    f.write(f.folder / "real.bin", 12);
+    fs::create_symlink("real.bin", f.weights);
+    CHECK(load_error(f.model).message() ==
+          f.prefix() + "is a symbolic link; vkfuse reads only regular files inside the model's folder");
+  }
+  SUBCASE("a directory") {
+    ExternalFolder f;
+    fs::create_directory(f.weights);
+    CHECK(load_error(f.model).message() == f.prefix() + "is a directory, not a regular file");
+  }
+  SUBCASE("a character device (where this process may make one)") {
+    ExternalFolder f;
+    if (::mknod(f.weights.c_str(), S_IFCHR | 0600, makedev(1, 5)) != 0) {  // /dev/zero's numbers
+      MESSAGE("mknod: " << std::strerror(errno) << "; the device case is skipped");
+      return;
+    }
+    CHECK(load_error(f.model).message() == f.prefix() + "is a character device, not a regular file");
+  }
+  SUBCASE("a FIFO is refused at once, without waiting for a writer") {
+    ExternalFolder f;
+    REQUIRE(::mkfifo(f.weights.c_str(), 0600) == 0);
+    auto loading = std::async(std::launch::async, [&] { return load_onnx(f.model); });
+    if (loading.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      // A reader blocked in open(): a writer that comes and goes lets it return, so the test can end.
+      const int writer = ::open(f.weights.c_str(), O_WRONLY | O_NONBLOCK);
+      if (writer >= 0) ::close(writer);
+      FAIL("loading a model whose external data is a FIFO blocked");
+    }
+    const Result<Graph> graph = loading.get();
+    REQUIRE_FALSE(graph.ok());
+    CHECK(graph.status().message() == f.prefix() + "is a FIFO, not a regular file");
+  }
 }
 
 TEST_CASE("ONNX: a model from memory imports as from its file; external data and bad bytes are refused by name") {

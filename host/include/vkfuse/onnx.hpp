@@ -39,7 +39,13 @@ struct OnnxOptions {
 // (INT64 included) as i32: integer inputs must be given as i32 tensors and integer outputs come back as
 // i32. Integer constants are folded in int64 while loading; one that reaches the GPU must fit in int32.
 //
-// External data is read relative to the model's folder; an absolute location, or one that leaves the
+// The graph must be in single-assignment form: each value name defined once (by an initializer, a graph
+// input or one node output) before a node reads it, every name non-empty; a violation is an error naming
+// the node(s) and the value, dead nodes included. A graph output may not share its name with a graph input.
+//
+// External data is read relative to the model's folder, from the file actually opened: it must be a
+// regular file with one link (not a symbolic link, FIFO, device or directory; a hard link may lead outside
+// the folder) whose resolved path lies inside the folder. An absolute location, or one that leaves the
 // folder, is refused.
 VKFUSE_API Result<Graph> load_onnx(const std::string& path, const OnnxOptions& options = {});
 // The same from a model's bytes in memory (embedded in a program, fetched by the application): `data`

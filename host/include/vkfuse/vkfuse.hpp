@@ -102,6 +102,9 @@ class VKFUSE_API Graph {
 
 // Builds a graph op by op, checking shapes and dtypes as it goes. The first error is kept (and later
 // calls that depend on it return invalid tensors); build() reports it, naming the node and shapes.
+// Every value's shape has positive dims and fewer than 2^32 elements (an op whose output dims or
+// element count would overflow int64 is an error naming the node, the op and the values). Inputs and
+// outputs are found by name: each needs a non-empty name shared with no other input or output.
 class VKFUSE_API GraphBuilder {
  public:
   GraphBuilder();
