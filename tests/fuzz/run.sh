@@ -36,3 +36,9 @@ export ASAN_OPTIONS
 extra=("$@")
 run fuzz_onnx_model "$(seed fuzz_onnx_model '*.onnx')"
 run fuzz_tensor_file "$(seed fuzz_tensor_file '*.npy' '*.pb')"
+# Real cache entries and pipeline-cache files where a test run left some (VKFUSE_CACHE_DIR).
+cache_corpus=$(seed fuzz_cache_file '*.vkfk')
+if [ -d "${VKFUSE_CACHE_DIR:-}" ]; then
+  find "$VKFUSE_CACHE_DIR" -type f -size -1M | head -200 | xargs -r cp -t "$cache_corpus/"
+fi
+run fuzz_cache_file "$cache_corpus"
