@@ -149,6 +149,7 @@ struct DeviceSummary {
   std::string api_version;
   std::uint32_t index = 0;  // the Vulkan enumeration index (ContextOptions::device accepts it)
   std::uint64_t device_local_bytes = 0;
+  std::uint64_t max_allocation_bytes = 0;  // maxMemoryAllocationSize: the largest one buffer can be (0: unknown)
   bool default_choice = false;  // list_devices: the one Context::create picks with no device named
 };
 
