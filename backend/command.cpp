@@ -1,10 +1,10 @@
 #include "backend/command.h"
 
-#include <cstdio>
 #include <memory>
 #include <utility>
 
 #include "backend/debug.h"
+#include "backend/units.h"
 
 namespace vkfuse {
 namespace {
@@ -150,10 +150,10 @@ Status CommandRecorder::wait_in_flight(uint64_t timeout_ns) {
   VkFence fence = fence_.get();
   const VkResult waited = vkWaitForFences(device_, 1, &fence, VK_TRUE, timeout_ns);
   if (waited == VK_TIMEOUT) {
-    char text[160];
-    std::snprintf(text, sizeof(text), "the submission did not complete within %.3f ms and is still running",
-                  static_cast<double>(timeout_ns) / 1e6);
-    return make_error(ErrorCode::kNotReady, text);
+    if (timeout_ns == UINT64_MAX)  // cannot time out by the spec: say what the driver did
+      return make_error(ErrorCode::kNotReady, "vkWaitForFences returned VK_TIMEOUT with no timeout set; the submission is still running");
+    return make_error(ErrorCode::kNotReady, "the submission did not complete within " + describe_timeout_ns(timeout_ns) +
+                                                " and is still running");
   }
   if (waited == VK_ERROR_DEVICE_LOST) {
     device_lost_ = true;

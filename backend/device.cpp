@@ -18,14 +18,12 @@ constexpr const char* kPortabilitySubset = "VK_KHR_portability_subset";
 
 Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance) {
   uint32_t count = 0;
-  const VkResult counted = vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  // What the loader returns when drivers are installed but none finds its hardware (e.g. the Intel and AMD
-  // drivers of mesa-vulkan-drivers on a machine without those GPUs, lavapipe absent): no device, not a failure.
-  if (counted == VK_ERROR_INITIALIZATION_FAILED) return std::vector<VkPhysicalDevice>{};
-  VKFUSE_CHECK_VK(counted);
+  if (const VkResult counted = vkEnumeratePhysicalDevices(instance, &count, nullptr); counted != VK_SUCCESS)
+    return enumeration_failure(counted);
   std::vector<VkPhysicalDevice> devices(count);
   // VK_INCOMPLETE cannot happen here: nothing is added between the two calls of one instance.
-  VKFUSE_CHECK_VK(vkEnumeratePhysicalDevices(instance, &count, devices.data()));
+  if (const VkResult listed = vkEnumeratePhysicalDevices(instance, &count, devices.data()); listed != VK_SUCCESS)
+    return enumeration_failure(listed);
   devices.resize(count);
   return devices;
 }
@@ -102,6 +100,16 @@ bool has_device_extension(VkPhysicalDevice physical, const char* name) {
 }
 
 }  // namespace
+
+Status enumeration_failure(VkResult result) {
+  std::string message = "listing the Vulkan devices failed: vkEnumeratePhysicalDevices returned " + vk_result_text(result);
+  // Often a driver that finds none of its hardware (Mesa's Intel and AMD drivers on a machine without them).
+  if (result == VK_ERROR_INITIALIZATION_FAILED)
+    message += " (a Vulkan driver is installed but failed to start or found none of its hardware; "
+               "VK_LOADER_DEBUG=error,warn names it)";
+  ErrorCode code = vk_result_code(result);
+  return make_error(code == ErrorCode::kOk ? ErrorCode::kVulkan : code, message);
+}
 
 Result<std::vector<DeviceCaps>> enumerate_devices(const Instance& instance) {
   return enumerate_caps(instance.handle(), instance.api_version());

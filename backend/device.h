@@ -47,8 +47,13 @@ struct DeviceContext {
 VkResult submit_to_queue(const DeviceContext& ctx, const VkSubmitInfo& submit, VkFence fence);
 
 // Every usable physical device (Vulkan 1.1+, with a compute queue), in enumeration order; devices that do not
-// qualify are skipped with a warning in the log. Empty when there is none (not an error here).
+// qualify are skipped with a warning in the log. Empty when there is none (not an error here); a failing
+// vkEnumeratePhysicalDevices is an error (enumeration_failure).
 Result<std::vector<DeviceCaps>> enumerate_devices(const Instance& instance);
+
+// The error of a vkEnumeratePhysicalDevices that returned `result`: it names the call and the VkResult
+// (the "install mesa-vulkan-drivers" hint is for an enumeration that finds no device, not for this).
+Status enumeration_failure(VkResult result);
 
 // selector: "" = VKFUSE_DEVICE from the environment if set, else the best by type: discrete > integrated >
 // virtual > cpu > other (ties: lowest index). All digits = an index into vkEnumeratePhysicalDevices; anything

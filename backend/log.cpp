@@ -1,5 +1,6 @@
 #include "backend/log.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,15 +18,20 @@ LogLevel configured_level() {
   return level;
 }
 
+std::atomic<LogSink> g_sink{nullptr};
+
 }  // namespace
 
 bool log_enabled(LogLevel level) { return static_cast<int>(level) <= static_cast<int>(configured_level()); }
 
 void log_message(LogLevel level, std::string_view message) {
+  if (const LogSink sink = g_sink.load()) sink(level, message);
   if (!log_enabled(level)) return;
   static const char* kNames[] = {"warn", "info", "debug"};
   std::fprintf(stderr, "[vkfuse %s] %.*s\n", kNames[static_cast<int>(level)], static_cast<int>(message.size()),
                message.data());
 }
+
+LogSink set_log_sink(LogSink sink) { return g_sink.exchange(sink); }
 
 }  // namespace vkfuse

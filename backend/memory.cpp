@@ -1,21 +1,15 @@
 #include "backend/memory.h"
 
-#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "backend/debug.h"
 #include "backend/log.h"
+#include "backend/units.h"
 
 namespace vkfuse {
 namespace {
-
-std::string mib(VkDeviceSize bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
 
 // Flag sets tried in order: the first is the ideal, the last the minimum the usage needs.
 std::vector<VkMemoryPropertyFlags> wanted_flags(MemoryUsage usage) {
@@ -64,6 +58,27 @@ std::vector<uint32_t> candidate_types(const VkPhysicalDeviceMemoryProperties& pr
 
 }  // namespace
 
+std::string describe_allocation_failure(std::string_view what, VkDeviceSize asked, VkDeviceSize allocation,
+                                        VkResult result, const VkPhysicalDeviceMemoryProperties& properties,
+                                        std::span<const uint32_t> tried, uint64_t held_bytes) {
+  std::string text = std::string(result == VK_ERROR_OUT_OF_HOST_MEMORY ? "out of host memory" : "out of device memory") +
+                     " for " + std::string(what) + ": it asked for " + describe_bytes(asked);
+  if (allocation != asked) text += ", " + std::to_string(allocation) + " bytes with the driver's padding";
+  text += "; tried ";
+  for (std::size_t i = 0; i < tried.size(); ++i) {
+    const uint32_t type = tried[i];
+    if (type >= properties.memoryTypeCount) continue;
+    const uint32_t heap = properties.memoryTypes[type].heapIndex;
+    const bool local = properties.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+    text += std::string(i == 0 ? "" : ", ") + "memory type " + std::to_string(type) + " in heap " + std::to_string(heap) +
+            " (" + (local ? "device-local, " : "host, ") + describe_bytes(properties.memoryHeaps[heap].size) + ")";
+  }
+  if (tried.empty()) text += "no memory type";
+  text += "; vkfuse holds " + describe_bytes(held_bytes) + " on this device (vkAllocateMemory returned " +
+          vk_result_text(result) + ")";
+  return text;
+}
+
 const char* memory_usage_name(MemoryUsage usage) {
   switch (usage) {
     case MemoryUsage::kDeviceLocal: return "device-local";
@@ -80,10 +95,9 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
   if (size == 0) return make_error(ErrorCode::kInvalidArgument, what + ": size is 0");
   const uint64_t limit = ctx.caps.max_memory_allocation_size;
   if (limit != 0 && size > limit) {
-    return make_error(ErrorCode::kUnsupported, what + " needs " + std::to_string(size) + " bytes (" + mib(size) +
-                                                   "), more than this device allows in one allocation: " +
-                                                   std::to_string(limit) + " bytes (" + mib(limit) +
-                                                   ", maxMemoryAllocationSize)");
+    return make_error(ErrorCode::kUnsupported, what + " needs " + describe_bytes(size) +
+                                                   ", more than this device allows in one allocation: " +
+                                                   describe_bytes(limit) + " (maxMemoryAllocationSize)");
   }
 
   Buffer buffer;
@@ -103,9 +117,9 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
   VkMemoryRequirements requirements{};
   vkGetBufferMemoryRequirements(ctx.device, handle, &requirements);
   if (limit != 0 && requirements.size > limit) {
-    return make_error(ErrorCode::kUnsupported, what + " needs an allocation of " + mib(requirements.size) +
+    return make_error(ErrorCode::kUnsupported, what + " needs an allocation of " + describe_bytes(requirements.size) +
                                                    " (with the driver's padding), more than maxMemoryAllocationSize (" +
-                                                   mib(limit) + ")");
+                                                   describe_bytes(limit) + ")");
   }
 
   VkPhysicalDeviceMemoryProperties properties{};
@@ -113,7 +127,7 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
   const std::vector<uint32_t> candidates =
       candidate_types(properties, requirements.memoryTypeBits, requirements.size, usage);
   if (candidates.empty()) {
-    return make_error(ErrorCode::kOutOfMemory, what + " of " + mib(size) +
+    return make_error(ErrorCode::kOutOfMemory, what + " of " + describe_bytes(size) +
                                                    ": no memory type of this device suits the usage and has a heap "
                                                    "that large");
   }
@@ -134,9 +148,9 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
     if (allocated != VK_ERROR_OUT_OF_DEVICE_MEMORY && allocated != VK_ERROR_OUT_OF_HOST_MEMORY) break;
   }
   if (allocated == VK_ERROR_OUT_OF_DEVICE_MEMORY || allocated == VK_ERROR_OUT_OF_HOST_MEMORY) {
-    return make_error(ErrorCode::kOutOfMemory, "out of memory allocating " + mib(requirements.size) + " for " + what +
-                                                   " (tried " + std::to_string(candidates.size()) +
-                                                   " memory type(s))");
+    return make_error(ErrorCode::kOutOfMemory,
+                      describe_allocation_failure(what, size, requirements.size, allocated, properties, candidates,
+                                                  ctx.memory ? ctx.memory->bytes.load() : 0));
   }
   VKFUSE_CHECK_VK(allocated);
   buffer.memory_ =
@@ -159,7 +173,7 @@ Result<Buffer> Buffer::create(const DeviceContext& ctx, VkDeviceSize size, Memor
     set_debug_name(ctx, VK_OBJECT_TYPE_DEVICE_MEMORY, debug_handle(memory), debug_name);
   }
   if (log_enabled(LogLevel::kDebug)) {
-    log_message(LogLevel::kDebug, what + ": " + mib(size) + " in memory type " + std::to_string(chosen));
+    log_message(LogLevel::kDebug, what + ": " + describe_bytes(size) + " in memory type " + std::to_string(chosen));
   }
   return buffer;
 }

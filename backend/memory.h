@@ -5,6 +5,8 @@
 #include <vulkan/vulkan.h>
 
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "backend/device.h"
@@ -20,6 +22,13 @@ enum class MemoryUsage {
 };
 
 const char* memory_usage_name(MemoryUsage usage);  // "device-local", "upload", "download"
+
+// The message of an allocation that ran out of memory: what asked (`what`), the bytes it asked and with
+// the driver's padding, each memory type tried with its heap (index, kind, size), what vkfuse already
+// holds on the device, and the VkResult.
+std::string describe_allocation_failure(std::string_view what, VkDeviceSize asked, VkDeviceSize allocation,
+                                        VkResult result, const VkPhysicalDeviceMemoryProperties& properties,
+                                        std::span<const uint32_t> tried, uint64_t held_bytes);
 
 // Move-only. Usage flags are always STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST. Host-visible buffers stay
 // mapped for their whole life. Must be destroyed before the device, and only after the last submission that uses

@@ -1,14 +1,11 @@
 #include "backend/pipeline_cache.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <system_error>
 
+#include "backend/cache_file.h"
 #include "backend/debug.h"
 #include "backend/device_caps.h"
 #include "backend/log.h"
@@ -45,18 +42,6 @@ std::string hex32(uint32_t value) {
   char text[9];
   std::snprintf(text, sizeof text, "%08x", value);
   return text;
-}
-
-Result<std::vector<std::byte>> read_file(const std::string& path) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error) return make_error(ErrorCode::kNotFound, "no file");
-  if (size > kMaxDataBytes + kFileHeaderBytes) return make_error(ErrorCode::kInvalidArgument, "implausibly large");
-  std::vector<std::byte> bytes(size);
-  std::ifstream file(path, std::ios::binary);
-  if (!file || !file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
-    return make_error(ErrorCode::kIo, "cannot be read");
-  return bytes;
 }
 
 }  // namespace
@@ -110,7 +95,8 @@ Result<std::unique_ptr<PipelineCache>> PipelineCache::create(const DeviceContext
                                                         hex32(identity.device_id) + "-" +
                                                         uuid_to_hex(identity.uuid) + ".vkpc"))
                        .string();
-    auto file = read_file(cache->path_);
+    remove_stale_temp_files(directory, ".vkpc");
+    auto file = read_cache_file(cache->path_, kMaxDataBytes + kFileHeaderBytes);
     if (file.ok()) {
       auto data = decode_pipeline_cache_file(*file, identity);
       if (data.ok()) {
@@ -157,24 +143,8 @@ Status PipelineCache::save() {
   data.resize(size);
   const std::vector<std::byte> file = encode_pipeline_cache_file(data);
 
-  const std::string temp = path_ + ".tmp" + std::to_string(::getpid()) + "-" +
-                           std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      return make_error(ErrorCode::kIo, "pipeline cache: cannot write " + temp);
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path_, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    return make_error(ErrorCode::kIo, "pipeline cache: cannot rename " + temp + " to " + path_ + ": " + error.message());
-  }
+  if (Status written = write_cache_file(path_, file); !written.ok())
+    return make_error(ErrorCode::kIo, "pipeline cache: saving " + path_ + " FAILED (" + written.message() + ")");
   saved_bytes_ = size;
   log_message(LogLevel::kInfo, "pipeline cache: saved " + std::to_string(size) + " bytes to " + path_);
   return {};

@@ -41,15 +41,18 @@ Result<std::vector<std::byte>> decode_pipeline_cache_file(std::span<const std::b
 class PipelineCache {
  public:
   // `directory` "": memory only (save() does nothing). Otherwise the file is
-  // <directory>/pipelines-<vendor>-<device>-<pipelineCacheUUID>.vkpc, read now if it is there.
+  // <directory>/pipelines-<vendor>-<device>-<pipelineCacheUUID>.vkpc, read now if it is there (only a
+  // regular file, never waited on); temporary files that crashed runs left are removed.
   // Fails only when vkCreatePipelineCache does.
   static Result<std::unique_ptr<PipelineCache>> create(const DeviceContext& ctx, const std::string& directory);
 
   VkPipelineCache handle() const { return cache_.get(); }
 
-  // Writes the cache to its file (a temporary file renamed over the old one, so a reader never sees half
-  // a file) when the driver's data is larger than what was loaded or last saved. kIo when the file cannot
-  // be written: callers log it, since a cache that is not saved costs time, not correctness.
+  // Writes the cache to its file (backend/cache_file.h: a temporary file renamed over the old one, so a
+  // reader never sees half a file) when the driver's data is larger than what was loaded or last saved;
+  // logs "saved" at info level only once the file is in place. kIo saying the save FAILED and why (a full
+  // disk, say) when it is not, and no temporary file is left: callers log it as a warning, since a cache
+  // that is not saved costs time, not correctness. A later save tries again.
   Status save();
 
   const std::string& path() const { return path_; }  // "" when memory only

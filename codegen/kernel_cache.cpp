@@ -1,47 +1,36 @@
 #include "codegen/kernel_cache.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "backend/cache_file.h"
 #include "backend/log.h"
 #include "codegen/glsl_compiler.h"
+#include "codegen/kernel_entry.h"
 #include "codegen/kernel_dump.h"
 #include "codegen/spirv_optimizer.h"
 
 namespace vkfuse {
-namespace {
-
-// On-disk entry: header, key text, SPIR-V words. Little-endian host layout; the key text and the
-// checksum reject entries from other machines or versions rather than trying to read them.
-constexpr char kMagic[8] = {'V', 'K', 'F', 'U', 'S', 'E', 'K', '1'};
-constexpr std::uint32_t kFormatVersion = 1;
-constexpr std::uint32_t kSpirvMagic = 0x07230203;
-
-struct EntryHeader {
-  char magic[8];
-  std::uint32_t format_version;
-  std::uint32_t spirv_words;
-  std::uint64_t key_hash;
-  std::uint64_t key_size;
-  std::uint64_t checksum;  // FNV-1a 64 over key text then SPIR-V bytes
-};
-
-std::uint64_t entry_checksum(std::string_view key_text, const std::uint32_t* words, std::size_t count) {
-  const std::uint64_t key_part = fnv1a64(std::as_bytes(std::span(key_text.data(), key_text.size())));
-  return fnv1a64(std::as_bytes(std::span(words, count)), key_part);
-}
-
-}  // namespace
 
 Result<std::unique_ptr<KernelCache>> KernelCache::create(std::string directory) {
   if (!directory.empty()) {
     std::error_code error;
     std::filesystem::create_directories(directory, error);
-    if (error || !std::filesystem::is_directory(directory))
-      return make_error(ErrorCode::kIo, "kernel cache directory '" + directory + "' cannot be created: " +
-                                            error.message() + " (set VKFUSE_CACHE_DIR to a writable folder)");
+    std::string problem = error ? error.message() : "";
+    if (problem.empty() && !std::filesystem::is_directory(directory, error)) problem = "not a folder";
+    if (problem.empty() && ::access(directory.c_str(), W_OK | X_OK) != 0) problem = std::strerror(errno);
+    if (!problem.empty()) {
+      // A cache is a speed-up: a read-only home or a mistyped VKFUSE_CACHE_DIR must not stop the program.
+      log_message(LogLevel::kWarn, "cache folder '" + directory + "' cannot be used (" + problem +
+                                       "): caching in memory only (set VKFUSE_CACHE_DIR to a writable folder)");
+      directory.clear();
+    } else {
+      remove_stale_temp_files(directory, ".vkfk");
+    }
   }
   return std::unique_ptr<KernelCache>(new KernelCache(std::move(directory)));
 }
@@ -59,78 +48,87 @@ std::string KernelCache::entry_path(const KernelKey& key) const {
 
 SpirvBlob KernelCache::load_entry(const KernelKey& key, bool& rejected) const {
   const std::string path = entry_path(key);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return nullptr;  // a plain miss
-  auto reject = [&](const char* why) -> SpirvBlob {
+  auto reject = [&](const std::string& why) -> SpirvBlob {
     rejected = true;
     log_message(LogLevel::kInfo, "kernel cache: rebuilding " + path + " (" + why + ")");
     return nullptr;
   };
-  EntryHeader header{};
-  if (!file.read(reinterpret_cast<char*>(&header), sizeof header)) return reject("truncated header");
-  if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return reject("not a vkfuse kernel entry");
-  if (header.format_version != kFormatVersion) return reject("other format version");
-  if (header.key_hash != key.hash || header.key_size != key.text.size()) return reject("made for another key");
-  if (header.spirv_words == 0 || header.spirv_words > (64u << 20)) return reject("implausible size");
-  std::string key_text(header.key_size, '\0');
-  if (!file.read(key_text.data(), static_cast<std::streamsize>(key_text.size()))) return reject("truncated key");
-  if (key_text != key.text) return reject("made for another key (hash collision)");
-  std::vector<std::uint32_t> words(header.spirv_words);
-  if (!file.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(words.size() * 4)))
-    return reject("truncated SPIR-V");
-  if (file.peek() != std::char_traits<char>::eof()) return reject("trailing bytes");
-  if (entry_checksum(key_text, words.data(), words.size()) != header.checksum) return reject("checksum mismatch");
-  if (words[0] != kSpirvMagic) return reject("not SPIR-V");
-  return std::make_shared<const std::vector<std::uint32_t>>(std::move(words));
+  auto bytes = read_cache_file(path, kMaxKernelEntryBytes);
+  if (!bytes.ok()) return bytes.status().code() == ErrorCode::kNotFound ? nullptr : reject(bytes.status().message());
+  auto entry = decode_kernel_entry(*bytes);
+  if (!entry.ok()) return reject(entry.status().message());
+  if (entry->key.hash != key.hash || entry->key.text != key.text) return reject("made for another key");
+  return std::make_shared<const std::vector<std::uint32_t>>(std::move(entry->spirv));
 }
 
 void KernelCache::store_entry(const KernelKey& key, const std::vector<std::uint32_t>& spirv) const {
-  EntryHeader header{};
-  std::memcpy(header.magic, kMagic, sizeof kMagic);
-  header.format_version = kFormatVersion;
-  header.spirv_words = static_cast<std::uint32_t>(spirv.size());
-  header.key_hash = key.hash;
-  header.key_size = key.text.size();
-  header.checksum = entry_checksum(key.text, spirv.data(), spirv.size());
-  // Write a temporary file and rename it, so a reader never sees a half-written entry.
   const std::string path = entry_path(key);
-  const std::string temp = path + ".tmp" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(&header), sizeof header);
-    file.write(key.text.data(), static_cast<std::streamsize>(key.text.size()));
-    file.write(reinterpret_cast<const char*>(spirv.data()), static_cast<std::streamsize>(spirv.size() * 4));
-    if (!file) {
-      log_message(LogLevel::kWarn, "kernel cache: cannot write " + temp);
-      return;
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) log_message(LogLevel::kWarn, "kernel cache: cannot rename " + temp + ": " + error.message());
+  const Status saved = write_cache_file(path, encode_kernel_entry(key, spirv));
+  if (saved.ok()) return;
+  // One warning per cache: a full disk would otherwise print one for every kernel.
+  const bool first = !store_failed_.exchange(true);
+  log_message(first ? LogLevel::kWarn : LogLevel::kInfo,
+              "kernel cache: saving " + path + " FAILED (" + saved.message() + "); the kernel stays cached in memory" +
+                  (first ? " (further failures are logged at info level)" : ""));
 }
 
 Result<SpirvBlob> KernelCache::load_or_compile(const KernelKey& key, const std::string& source,
-                                               std::string_view label, KernelCacheStats& counted) const {
-  bool rejected = false;
-  SpirvBlob spirv = directory_.empty() ? nullptr : load_entry(key, rejected);
-  counted.disk_rejected += rejected ? 1 : 0;
-  if (spirv) {
-    ++counted.disk_hits;
-    dump_kernel(label, key.hex(), source, *spirv, "disk cache hit\n");
-    return spirv;
+                                               std::string_view label, bool read_disk, Built& built) const {
+  if (read_disk && !directory_.empty()) {
+    bool rejected = false;
+    SpirvBlob spirv = load_entry(key, rejected);
+    built.counted.disk_rejected += rejected ? 1 : 0;
+    if (spirv) {
+      ++built.counted.disk_hits;
+      built.from_disk = true;
+      dump_kernel(label, key.hex(), source, *spirv, "disk cache hit\n");
+      return spirv;
+    }
   }
-  ++counted.compiles;
+  ++built.counted.compiles;
   auto compiled = compile_glsl_compute(source, label);
   if (!compiled.ok()) {
     dump_kernel(label, key.hex(), source, {}, compiled.status().message());
     return compiled.status();
   }
   VKFUSE_ASSIGN_OR_RETURN(auto optimized, optimize_and_validate(compiled.value(), label));
-  spirv = std::make_shared<const std::vector<std::uint32_t>>(std::move(optimized));
+  SpirvBlob spirv = std::make_shared<const std::vector<std::uint32_t>>(std::move(optimized));
   if (!directory_.empty()) store_entry(key, *spirv);
   dump_kernel(label, key.hex(), source, *spirv, "compiled\n");
   return spirv;
+}
+
+const KernelCache::Entry* KernelCache::find_locked(const KernelKey& key) const {
+  const auto it = memory_.find(key.hash);
+  return it != memory_.end() && it->second.key_text == key.text ? &it->second : nullptr;
+}
+
+Result<SpirvBlob> KernelCache::build(const KernelKey& key, const std::string& source, std::string_view label,
+                                     bool read_disk) {
+  Built built;
+  Result<SpirvBlob> result = make_error(ErrorCode::kInternal, "kernel cache: no result");
+  {
+    // Publishes the result and wakes the waiters however this scope is left (before `result` is returned).
+    struct Publish {
+      KernelCache& cache;
+      const KernelKey& key;
+      const Built& built;
+      const Result<SpirvBlob>& result;
+      ~Publish() {
+        {
+          std::lock_guard lock(cache.mutex_);
+          cache.in_flight_.erase(key.hash);
+          if (result.ok()) cache.memory_[key.hash] = {key.text, *result, built.from_disk};
+          cache.stats_.compiles += built.counted.compiles;
+          cache.stats_.disk_hits += built.counted.disk_hits;
+          cache.stats_.disk_rejected += built.counted.disk_rejected;
+        }
+        cache.built_.notify_all();
+      }
+    } publish{*this, key, built, result};
+    result = load_or_compile(key, source, label, read_disk, built);
+  }
+  return result;
 }
 
 Result<SpirvBlob> KernelCache::get_or_compile(const std::string& source, std::string_view label,
@@ -139,39 +137,44 @@ Result<SpirvBlob> KernelCache::get_or_compile(const std::string& source, std::st
   {
     std::unique_lock lock(mutex_);
     while (true) {
-      if (auto it = memory_.find(key.hash); it != memory_.end() && it->second.first == key.text) {
+      if (const Entry* entry = find_locked(key)) {
         ++stats_.memory_hits;
-        return it->second.second;
+        return entry->spirv;
       }
       if (!in_flight_.count(key.hash)) break;
       built_.wait(lock);  // the same kernel (or one whose hash collides) is being built: wait, then look again
     }
     in_flight_.insert(key.hash);
   }
-  KernelCacheStats counted;
-  Result<SpirvBlob> result = make_error(ErrorCode::kInternal, "kernel cache: no result");
+  return build(key, source, label, true);
+}
+
+Result<SpirvBlob> KernelCache::rebuild_refused(const std::string& source, std::string_view label,
+                                               std::string_view device_identity, const SpirvBlob& refused) {
+  const KernelKey key = make_kernel_key(source, device_identity);
   {
-    // Publishes the result and wakes the waiters however this scope is left (before `result` is returned).
-    struct Publish {
-      KernelCache& cache;
-      const KernelKey& key;
-      const KernelCacheStats& counted;
-      const Result<SpirvBlob>& result;
-      ~Publish() {
-        {
-          std::lock_guard lock(cache.mutex_);
-          cache.in_flight_.erase(key.hash);
-          if (result.ok()) cache.memory_[key.hash] = {key.text, *result};
-          cache.stats_.compiles += counted.compiles;
-          cache.stats_.disk_hits += counted.disk_hits;
-          cache.stats_.disk_rejected += counted.disk_rejected;
-        }
-        cache.built_.notify_all();
+    std::unique_lock lock(mutex_);
+    while (true) {
+      const Entry* entry = find_locked(key);
+      if (entry && entry->spirv != refused) return entry->spirv;  // another thread rebuilt it already
+      if (!in_flight_.count(key.hash)) {
+        if (entry && !entry->from_disk) return SpirvBlob{};
+        break;
       }
-    } publish{*this, key, counted, result};
-    result = load_or_compile(key, source, label, counted);
+      built_.wait(lock);
+    }
+    memory_.erase(key.hash);
+    in_flight_.insert(key.hash);
+    ++stats_.disk_rejected;
   }
-  return result;
+  if (!directory_.empty()) {
+    const std::string path = entry_path(key);
+    log_message(LogLevel::kInfo, "kernel cache: the driver refused the SPIR-V of " + path + "; rebuilding it");
+    // Dropped first, so a compile that fails now leaves no entry to be refused again next time.
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+  return build(key, source, label, false);
 }
 
 KernelCacheStats KernelCache::stats() const {

@@ -39,6 +39,12 @@ std::string describe_launch(const KernelSpec& spec) {
   return text;
 }
 
+// Failures a damaged module can cause; out of memory, a lost device or a device limit are not its doing.
+bool may_be_the_module(const Status& status) {
+  return status.code() == ErrorCode::kVulkan || status.code() == ErrorCode::kInvalidArgument ||
+         status.code() == ErrorCode::kCompile;
+}
+
 }  // namespace
 
 Status copy_staged(const DeviceContext& ctx, std::vector<Staged>& copies) {
@@ -78,7 +84,21 @@ Status CompiledModel::compile_kernels(
     start = Clock::now();
     PipelineDesc desc{*spirv, count_bindings(kernel.spec), image_bindings(kernel.spec),
                       storage_image_bindings(kernel.spec), 0, group.label};
-    VKFUSE_ASSIGN_OR_RETURN(ComputePipeline pipeline, ComputePipeline::create(ctx(), desc, pipeline_cache));
+    Result<ComputePipeline> created = ComputePipeline::create(ctx(), desc, pipeline_cache);
+    if (!created.ok() && may_be_the_module(created.status())) {
+      // A disk entry can hold a module that passes its checks and still is not one the driver takes:
+      // it is compiled from the source again, once, and the entry replaced.
+      VKFUSE_ASSIGN_OR_RETURN(SpirvBlob fresh, context->cache->rebuild_refused(source, group.label,
+                                                                                context->device_identity, spirv));
+      if (fresh) {
+        log_message(LogLevel::kInfo, created.status().message() + ": the module came from the kernel cache; compiled it again");
+        spirv = std::move(fresh);
+        desc.spirv = *spirv;
+        created = ComputePipeline::create(ctx(), desc, pipeline_cache);
+      }
+    }
+    if (!created.ok()) return created.status();
+    ComputePipeline pipeline = std::move(created).value();
     step_ms[k][2] = ms_since(start);
     if (log_enabled(LogLevel::kDebug)) {
       char line[160];

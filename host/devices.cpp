@@ -13,6 +13,7 @@ DeviceSummary summary_of(const DeviceCaps& caps) {
   DeviceSummary s{caps.name, device_type_name(caps.type), driver, version_to_string(caps.api_version)};
   s.index = caps.index;
   s.device_local_bytes = caps.device_local_bytes;
+  s.max_allocation_bytes = caps.max_memory_allocation_size;
   return s;
 }
 }  // namespace

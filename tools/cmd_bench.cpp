@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "progress.h"
+#include "host/device_fit.h"
 #include "host/graph.h"
 
 namespace vkfuse::cli {
@@ -137,13 +138,15 @@ int run_bench(const BenchFlags& flags) {
   progress.end("imported " + model);
   const Graph* graph = &loaded->graph;
   const double load_ms = loaded->load_ms;
+  auto context = Context::create({});
+  if (!context.ok()) return fail(context.status());
+  // Before the inputs are made: a tensor the device cannot hold would otherwise cost their whole size.
+  if (Status fits = check_graph_fits(graph_ir(*graph), context->device()); !fits.ok())
+    return fail(flags.model.batch ? fits.with_context("with --batch " + std::to_string(batch)) : fits);
   progress.begin("generating random inputs");
   auto inputs = random_inputs(graph_ir(*graph));
   progress.end();
   if (!inputs.ok()) return fail(inputs.status());
-
-  auto context = Context::create({});
-  if (!context.ok()) return fail(context.status());
   auto fused_mode = open_mode(*context, *graph, true, *inputs, progress);
   if (!fused_mode.ok()) return fail(fused_mode.status().with_context("fused"));
   auto unfused_mode = open_mode(*context, *graph, false, *inputs, progress);

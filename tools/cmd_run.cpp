@@ -2,7 +2,9 @@
 // against reference files.
 //
 // Everything that can be checked without a device (the model, the options, every input file's dtype
-// and shape, the folders) is checked before a device is opened, so a mistake costs no GPU time.
+// and shape, the folders) is checked before a device is opened, so a mistake costs no GPU time; and
+// the model's inputs and outputs against the limits of the device that would run it (listed, not
+// opened) before the input files are read.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 
 #include "commands.h"
 #include "progress.h"
+#include "host/device_fit.h"
 #include "host/graph.h"
 
 namespace vkfuse::cli {
@@ -226,6 +229,14 @@ Result<Prepared> prepare(const RunFlags& flags, Progress& progress) {
   const GraphIR& ir = graph_ir(model.graph);
   std::vector<GraphInput> expected;
   for (ValueId v : ir.inputs) expected.push_back({ir.value(v).name, ir.value(v).shape, ir.value(v).dtype});
+  // The device's limits, read without opening it, before input files as large as the tensors are read.
+  // No device to list is left for Context::create to report, after the inputs are checked.
+  if (auto devices = list_devices(); devices.ok())
+    for (const DeviceSummary& device : *devices) {
+      if (!device.default_choice) continue;
+      const Status fits = check_graph_fits(ir, device);
+      if (!fits.ok()) return flags.model.batch ? fits.with_context("with --batch " + std::to_string(*flags.model.batch)) : fits;
+    }
   progress.begin("reading inputs");
   VKFUSE_ASSIGN_OR_RETURN(auto inputs, read_inputs(expected, flags.inputs));
   progress.end("read inputs");

@@ -35,14 +35,6 @@ Context open_context(const fs::path& cache_dir) {
   return std::move(context).value();
 }
 
-std::vector<fs::path> files_with_extension(const fs::path& dir, const std::string& extension) {
-  std::vector<fs::path> found;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().extension() == extension) found.push_back(entry.path());
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
 std::vector<std::byte> read_bytes(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
   std::vector<char> chars{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};

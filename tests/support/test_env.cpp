@@ -1,5 +1,6 @@
 #include "support/test_env.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +32,21 @@ ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
 ScopedEnv::~ScopedEnv() {
   if (had_old_) setenv(name_.c_str(), old_.c_str(), 1);
   else unsetenv(name_.c_str());
+}
+
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, const std::string& extension) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == extension) found.push_back(entry.path());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::size_t temp_file_count(const std::filesystem::path& dir) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    count += entry.path().filename().string().find(".tmp") != std::string::npos ? 1 : 0;
+  return count;
 }
 
 }  // namespace vkfuse::testing

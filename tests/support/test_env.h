@@ -2,8 +2,10 @@
 // set for one scope.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace vkfuse::testing {
 
@@ -36,5 +38,10 @@ class ScopedEnv {
   std::string name_, old_;
   bool had_old_ = false;
 };
+
+// The files in `dir` whose names end in `extension` (".vkfk"), sorted.
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, const std::string& extension);
+// How many files in `dir` are the caches' temporary files (names holding ".tmp").
+std::size_t temp_file_count(const std::filesystem::path& dir);
 
 }  // namespace vkfuse::testing

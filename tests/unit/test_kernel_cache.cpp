@@ -3,13 +3,25 @@
 // several threads at once.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backend/cache_file.h"
 #include "codegen/kernel_cache.h"
+#include "codegen/kernel_entry.h"
+#include "support/full_disk.h"
+#include "support/log_capture.h"
 #include "support/test_env.h"
 
 namespace vkfuse {
@@ -149,15 +161,31 @@ TEST_CASE("a memory-only cache writes no files") {
   CHECK((*cache)->directory().empty());
 }
 
-TEST_CASE("a cache directory that cannot be created is an error naming it") {
+TEST_CASE("a cache folder that cannot be created or written means memory-only caching and one warning") {
   testing::ScratchDir dir("vkfuse_cache_test");
-  const fs::path file = dir.path() / "a_file";
-  write_bytes(file, "x");
-  const std::string wanted = (file / "cache").string();
+  std::string wanted;
+  SUBCASE("a folder under a regular file") {
+    const fs::path file = dir.path() / "a_file";
+    write_bytes(file, "x");
+    wanted = (file / "cache").string();
+  }
+  SUBCASE("a read-only folder") {
+    if (::geteuid() == 0) return;  // root writes anywhere
+    wanted = (dir.path() / "read_only").string();
+    fs::create_directory(wanted);
+    fs::permissions(wanted, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  testing::LogCapture log;
   auto cache = KernelCache::create(wanted);
-  REQUIRE_FALSE(cache.ok());
-  CHECK(cache.status().code() == ErrorCode::kIo);
-  CHECK(cache.status().message().find("'" + wanted + "'") != std::string::npos);
+  REQUIRE_MESSAGE(cache.ok(), cache.status().to_string());
+  CHECK((*cache)->directory().empty());
+  CHECK_MESSAGE(log.count(LogLevel::kWarn) == 1, log.all());
+  CHECK(log.count(LogLevel::kWarn, "'" + wanted + "' cannot be used") == 1);
+  get(**cache);
+  get(**cache);
+  CHECK((*cache)->stats().compiles == 1);
+  CHECK((*cache)->stats().memory_hits == 1);
+  CHECK_MESSAGE(log.count(LogLevel::kWarn) == 1, log.all());
 }
 
 TEST_CASE("a compile error carries the label and the numbered source") {
@@ -219,6 +247,139 @@ TEST_CASE("concurrent get_or_compile: each kernel compiles once, waiters share i
   }
   CHECK(errors[0].find("group 'Broken 0'") != std::string::npos);
   CHECK(errors[1].find("group 'Broken 1'") != std::string::npos);
+}
+
+}  // namespace vkfuse
+
+namespace vkfuse {
+
+TEST_CASE("a FIFO, a directory or a symbolic link at an entry's path is a rejected entry, never waited on") {
+  testing::ScratchDir dir("vkfuse_cache_test");
+  const fs::path entry = dir.path() / (make_kernel_key(kSource, kDevice).hex() + ".vkfk");
+  bool replaced = true;  // the rebuilt entry takes the path's place
+  SUBCASE("a FIFO with no writer") { REQUIRE(::mkfifo(entry.c_str(), 0644) == 0); }
+  SUBCASE("a symbolic link to a good entry") {
+    const testing::ScratchDir other("vkfuse_cache_test");
+    get(*open_cache(other.path()));
+    const fs::path good = dir.path() / "good";
+    fs::copy_file(entries(other.path()).at(0), good);
+    fs::create_symlink(good, entry);
+  }
+  SUBCASE("a directory") {
+    fs::create_directory(entry);
+    replaced = false;  // a file cannot be renamed over a directory: the kernel stays in memory
+  }
+  auto cache = open_cache(dir.path());
+  testing::LogCapture log;
+  auto loading = std::async(std::launch::async, [&] { return cache->get_or_compile(kSource, "test group", kDevice); });
+  const bool finished = loading.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  CHECK_MESSAGE(finished, "get_or_compile is blocked opening the FIFO");
+  if (!finished) ::close(::open(entry.c_str(), O_WRONLY | O_NONBLOCK));  // a writer releases the blocked open
+  auto spirv = loading.get();
+  REQUIRE_MESSAGE(spirv.ok(), spirv.status().to_string());
+  CHECK(cache->stats().disk_rejected == 1);
+  CHECK(cache->stats().compiles == 1);
+  CHECK(cache->stats().disk_hits == 0);
+  CHECK(fs::is_regular_file(fs::symlink_status(entry)) == replaced);
+  CHECK_MESSAGE(log.count(LogLevel::kWarn) == (replaced ? 0u : 1u), log.all());
+  CHECK(testing::temp_file_count(dir.path()) == 0);  // a failed rename removed its file
+}
+
+TEST_CASE("an entry with a good checksum but malformed SPIR-V is rejected and rebuilt") {
+  testing::ScratchDir dir("vkfuse_cache_test");
+  const std::vector<std::uint32_t> original = get(*open_cache(dir.path()));
+  const KernelKey key = make_kernel_key(kSource, kDevice);
+  std::vector<std::uint32_t> spirv = original;
+  std::string why;
+  SUBCASE("no magic number") { spirv[0] = 0x03022307, why = "not SPIR-V (no magic number)"; }
+  SUBCASE("an unknown version") { spirv[1] = 0x00020000, why = "SPIR-V of an unknown version"; }
+  SUBCASE("an id bound of 0") { spirv[3] = 0, why = "SPIR-V with an id bound of 0"; }
+  SUBCASE("an instruction running past the end") {
+    spirv[5] = (0xffffu << 16) | (spirv[5] & 0xffffu);
+    why = "SPIR-V instruction stream damaged";
+  }
+  SUBCASE("cut after an instruction") {
+    spirv.resize(5 + (spirv[5] >> 16));
+    why = "SPIR-V without a compute entry point 'main'";
+  }
+  SUBCASE("only a header") { spirv.resize(4), why = "SPIR-V shorter than its header"; }
+  REQUIRE_FALSE(check_spirv_structure(spirv).ok());
+  CHECK(check_spirv_structure(spirv).message() == why);
+  CHECK(check_spirv_structure(original).ok());
+  const std::vector<std::byte> forged = encode_kernel_entry(key, spirv);
+  REQUIRE(write_cache_file((dir.path() / (key.hex() + ".vkfk")).string(), forged).ok());
+
+  auto cache = open_cache(dir.path());
+  CHECK(get(*cache) == original);
+  CHECK(cache->stats().disk_rejected == 1);
+  CHECK(cache->stats().compiles == 1);
+  auto next = open_cache(dir.path());
+  CHECK(get(*next) == original);
+  CHECK(next->stats().disk_hits == 1);
+}
+
+TEST_CASE("a kernel entry decodes to the key and SPIR-V it was made of") {
+  const KernelKey key = make_kernel_key(kSource, kDevice);
+  auto cache = KernelCache::create("");
+  REQUIRE(cache.ok());
+  const std::vector<std::uint32_t> spirv = get(**cache);
+  auto decoded = decode_kernel_entry(encode_kernel_entry(key, spirv));
+  REQUIRE_MESSAGE(decoded.ok(), decoded.status().to_string());
+  CHECK(decoded->key.hash == key.hash);
+  CHECK(decoded->key.text == key.text);
+  CHECK(decoded->spirv == spirv);
+}
+
+TEST_CASE("rebuild_refused compiles a disk entry again once; a module compiled here is not rebuilt") {
+  testing::ScratchDir dir("vkfuse_cache_test");
+  const std::vector<std::uint32_t> original = get(*open_cache(dir.path()));
+  auto cache = open_cache(dir.path());
+  auto from_disk = cache->get_or_compile(kSource, "test group", kDevice);
+  REQUIRE(from_disk.ok());
+  REQUIRE(cache->stats().disk_hits == 1);
+
+  auto rebuilt = cache->rebuild_refused(kSource, "test group", kDevice, *from_disk);
+  REQUIRE_MESSAGE(rebuilt.ok(), rebuilt.status().to_string());
+  REQUIRE(*rebuilt);
+  CHECK(**rebuilt == original);
+  CHECK(cache->stats().compiles == 1);
+  CHECK(cache->stats().disk_rejected == 1);
+  // A second thread that got the same refused module shares the rebuild.
+  auto again = cache->rebuild_refused(kSource, "test group", kDevice, *from_disk);
+  REQUIRE(again.ok());
+  CHECK(*again == *rebuilt);
+  CHECK(cache->stats().compiles == 1);
+  // What this process compiled is what the compiler makes: a refusal of it stands.
+  auto fresh = cache->rebuild_refused(kSource, "test group", kDevice, *rebuilt);
+  REQUIRE(fresh.ok());
+  CHECK(*fresh == nullptr);
+  CHECK(cache->stats().compiles == 1);
+  // The entry on disk is the rebuilt one.
+  auto next = open_cache(dir.path());
+  CHECK(get(*next) == original);
+  CHECK(next->stats().disk_hits == 1);
+}
+
+TEST_CASE("on a full disk kernels stay in memory, one warning says the save FAILED, no file is left") {
+  testing::ScratchDir dir("vkfuse_cache_test");
+  auto cache = open_cache(dir.path());
+  testing::LogCapture log;
+  std::string other = kSource;
+  other.replace(other.find("2.0"), 3, "3.0");
+  std::vector<std::uint32_t> a, b;
+  {
+    testing::ScopedFullDisk full;
+    a = get(*cache);
+    b = get(*cache, other);
+  }
+  CHECK(a != b);
+  CHECK(cache->stats().compiles == 2);
+  CHECK(get(*cache) == a);
+  CHECK(cache->stats().memory_hits == 1);
+  CHECK_MESSAGE(log.count(LogLevel::kWarn) == 1, log.all());
+  CHECK(log.count(LogLevel::kWarn, "FAILED (write: " + std::string(std::strerror(ENOSPC)) + ")") == 1);
+  CHECK(log.count(LogLevel::kInfo, "FAILED") == 1);  // the second kernel's
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 0);
 }
 
 }  // namespace vkfuse

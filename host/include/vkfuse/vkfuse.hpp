@@ -143,7 +143,9 @@ VKFUSE_API const char* version();
 struct ContextOptions {
   std::string device;              // index or name substring; "" = VKFUSE_DEVICE, else the best device
   bool validation = false;         // Khronos validation layer (VKFUSE_VALIDATION=1 also turns it on)
-  std::string cache_dir = "default";  // "default" = VKFUSE_CACHE_DIR or the user cache dir; "" = memory only
+  // "default" = VKFUSE_CACHE_DIR or the user cache dir; "" = memory only. A folder that cannot be
+  // created or written is not an error: the context caches in memory and logs one warning.
+  std::string cache_dir = "default";
 };
 
 struct DeviceSummary {
@@ -153,6 +155,7 @@ struct DeviceSummary {
   std::string api_version;
   std::uint32_t index = 0;  // the Vulkan enumeration index (ContextOptions::device accepts it)
   std::uint64_t device_local_bytes = 0;
+  std::uint64_t max_allocation_bytes = 0;  // maxMemoryAllocationSize: the largest one buffer can be (0: unknown)
   bool default_choice = false;  // list_devices: the one Context::create picks with no device named
 };
 
@@ -165,7 +168,7 @@ struct CacheStats {
   std::uint32_t compiles = 0;
   std::uint32_t memory_hits = 0;
   std::uint32_t disk_hits = 0;
-  std::uint32_t disk_rejected = 0;
+  std::uint32_t disk_rejected = 0;  // entries not trusted (damaged, not a regular file) or refused by the driver
   // The pipeline cache file (next to the kernel cache; none when the cache is memory only): bytes of
   // driver data taken from it at creation (0 when there was none, or it was not trusted), and whether
   // one was there but not trusted (damaged, or made for another device or driver).
