@@ -1,6 +1,8 @@
 #include "host/fusion_planner.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,6 +37,21 @@ struct Draft {
   bool alive = true;
 };
 
+// A draft's outside producers (Planner::draft_dependencies), for the node set they were found for.
+struct OutsideProducers {
+  bool valid = false;
+  std::size_t size = 0;
+  NodeId first = kNoNode, last = kNoNode;
+  std::vector<NodeId> producers;
+};
+
+// Planner::reaches: a draft is cleared (depends on no target) in the question of cleared_epoch, seen
+// in the walk of seen_epoch.
+struct ReachMarks {
+  std::vector<std::uint32_t> cleared, seen;
+  std::uint32_t cleared_epoch = 0, seen_epoch = 0;
+};
+
 class Planner {
  public:
   Planner(const GraphIR& graph, const DevicePlan& device) : graph_(graph), device_(device) {}
@@ -65,6 +82,9 @@ class Planner {
   // families were placed.
   std::size_t place_all(FusionMode mode) {
     drafts_.clear();
+    producers_of_.clear();
+    level_.clear();
+    levels_stale_ = false;
     view_ordered_.clear();
     in_place_.clear();
     stored_in_.clear();
@@ -79,6 +99,7 @@ class Planner {
     if (mode != FusionMode::kFused) return 0;
     const std::size_t placed = place_concats_in_place();
     place_copies_in_place();
+    levels_stale_ = true;  // in-place stores change what groups read
     return placed;
   }
 
@@ -176,23 +197,50 @@ class Planner {
 
   // The groups a node set reads from: the home group of every value it reads but does not compute (for
   // a Concat written in place, the groups that store its inputs).
-  std::set<int> dependencies(const std::set<NodeId>& nodes) const {
-    std::set<int> deps;
+  std::set<int> dependencies(const std::set<NodeId>& nodes) const { return groups_storing(outside_producers(nodes)); }
+
+  // The computing nodes outside `nodes` whose values (through views) `nodes` read: what
+  // dependencies() maps to groups. Homes change as groups merge; these do not while the set stays.
+  std::vector<NodeId> outside_producers(const std::set<NodeId>& nodes) const {
+    std::vector<NodeId> producers;
     for (NodeId n : nodes)
       for (ValueId v : graph_.node(n).inputs) {
         const NodeId p = stored_producer(v);
-        if (p == kNoNode || nodes.count(p)) continue;
-        if (!in_place_.count(p)) {
-          deps.insert(group_of_[static_cast<std::size_t>(p)]);
-          continue;
-        }
-        if (graph_.node(p).op->copies_input) {  // a copy in place: the groups that store into it
-          for (const auto& [part, slice] : stored_in_)
-            if (slice.into == graph_.node(p).output) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
-          continue;
-        }
-        add_part_groups(p, deps);
+        if (p != kNoNode && !nodes.count(p)) producers.push_back(p);
       }
+    std::sort(producers.begin(), producers.end());
+    producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+    return producers;
+  }
+
+  // dependencies() of draft g, from its outside producers kept per draft: the cycle checks ask for
+  // the same groups' dependencies again and again, and a draft's nodes only grow while it lives
+  // (a dead one is cleared or frozen), so its size and ends tell whether they are still current.
+  std::set<int> draft_dependencies(int g) const {
+    const std::set<NodeId>& nodes = drafts_[static_cast<std::size_t>(g)].nodes;
+    if (producers_of_.size() < drafts_.size()) producers_of_.resize(drafts_.size());
+    OutsideProducers& cached = producers_of_[static_cast<std::size_t>(g)];
+    const NodeId first = nodes.empty() ? kNoNode : *nodes.begin(), last = nodes.empty() ? kNoNode : *nodes.rbegin();
+    if (!cached.valid || cached.size != nodes.size() || cached.first != first || cached.last != last)
+      cached = {true, nodes.size(), first, last, outside_producers(nodes)};
+    return groups_storing(cached.producers);
+  }
+
+  // The groups that store the values of `producers` (for a Concat written in place, its inputs').
+  std::set<int> groups_storing(const std::vector<NodeId>& producers) const {
+    std::set<int> deps;
+    for (NodeId p : producers) {
+      if (!in_place_.count(p)) {
+        deps.insert(group_of_[static_cast<std::size_t>(p)]);
+        continue;
+      }
+      if (graph_.node(p).op->copies_input) {  // a copy in place: the groups that store into it
+        for (const auto& [part, slice] : stored_in_)
+          if (slice.into == graph_.node(p).output) deps.insert(group_of_[static_cast<std::size_t>(graph_.value(part).producer)]);
+        continue;
+      }
+      add_part_groups(p, deps);
+    }
     return deps;
   }
 
@@ -274,6 +322,7 @@ class Planner {
   static constexpr std::int64_t kMinPlacedRun = 4;
 
   void place_copies_in_place() {
+    index_holders();
     for (NodeId c = 0; c < static_cast<NodeId>(graph_.nodes.size()); ++c) {
       const Node& copy = graph_.node(c);
       const int g = group_of_[static_cast<std::size_t>(c)];
@@ -282,8 +331,8 @@ class Planner {
         continue;
       // Not where another group computes the copy in its loads: that group reads the view of X, so X stays.
       bool recomputed = false;
-      for (std::size_t d = 0; d < drafts_.size(); ++d)
-        recomputed = recomputed || (static_cast<int>(d) != g && drafts_[d].alive && drafts_[d].nodes.count(c));
+      for (int d : holders_[static_cast<std::size_t>(c)])
+        recomputed = recomputed || (d != g && drafts_[static_cast<std::size_t>(d)].alive);
       if (recomputed) continue;
       // The chain of views from X to the copy, each value read by the next alone.
       ValueId v = copy.inputs[0];
@@ -377,44 +426,99 @@ class Planner {
 
   NodeId group_nodes_first(int g) const { return *drafts_[static_cast<std::size_t>(g)].nodes.begin(); }
 
-  // Whether group `from` depends, through any chain of groups, on one of `targets`. `cleared` holds
-  // groups known not to (for the same targets): the walk skips them, and a walk that finds no target
-  // adds every group it saw, so the walks of one question (creates_cycle asks it of several groups)
-  // visit each group at most once.
-  bool reaches(int from, const std::set<int>& targets, std::set<int>& cleared) const {
-    std::vector<int> stack{from};
-    std::set<int> seen;
+  // Whether group `from` depends, through any chain of groups, on one of `targets`. The groups marked
+  // cleared are known not to (for the same targets): the walk skips them, and a walk that finds no
+  // target clears every group it saw, so the walks of one question (creates_cycle asks it of several
+  // groups) visit each group at most once. A group whose level is at most the targets' lowest cannot
+  // depend on one either: skipped too, so a walk stays near the targets instead of crossing the graph.
+  bool reaches(int from, const std::set<int>& targets, ReachMarks& marks) const {
+    marks.seen.resize(drafts_.size(), 0);
+    marks.cleared.resize(drafts_.size(), 0);
+    ++marks.seen_epoch;
+    if (levels_stale_ || level_.size() < drafts_.size()) compute_levels();
+    int floor = std::numeric_limits<int>::max();
+    for (int t : targets) floor = std::min(floor, level_[static_cast<std::size_t>(t)]);
+    std::vector<int> stack{from}, seen;
     while (!stack.empty()) {
       const int g = stack.back();
       stack.pop_back();
       if (targets.count(g)) return true;
-      if (cleared.count(g) || !seen.insert(g).second) continue;
-      for (int d : dependencies(drafts_[static_cast<std::size_t>(g)].nodes)) stack.push_back(d);
+      const auto at = static_cast<std::size_t>(g);
+      if (level_[at] <= floor || marks.cleared[at] == marks.cleared_epoch || marks.seen[at] == marks.seen_epoch) continue;
+      marks.seen[at] = marks.seen_epoch;
+      seen.push_back(g);
+      for (int d : draft_dependencies(g)) stack.push_back(d);
     }
-    cleared.merge(seen);
+    for (int g : seen) marks.cleared[static_cast<std::size_t>(g)] = marks.cleared_epoch;
     return false;
   }
 
   // Merging `merge` with `n` creates a cycle when a group outside the merge, which the merged group
   // would read, itself depends on a group inside the merge.
   bool creates_cycle(const std::set<int>& merge, NodeId n) const {
-    std::set<int> cleared;
+    ReachMarks& marks = new_reach_question();
     for (ValueId v : graph_.node(n).inputs)
       for (int h : source_groups(v))
-        if (!merge.count(h) && reaches(h, merge, cleared)) return true;
+        if (!merge.count(h) && reaches(h, merge, marks)) return true;
     for (int g : merge)
-      for (int h : dependencies(drafts_[static_cast<std::size_t>(g)].nodes))
-        if (!merge.count(h) && reaches(h, merge, cleared)) return true;
+      for (int h : draft_dependencies(g))
+        if (!merge.count(h) && reaches(h, merge, marks)) return true;
     return false;
   }
 
   // Whether merging the groups `merge` into one of `nodes` creates a cycle: a group outside the merge
   // that the merged nodes read depends on one inside it.
   bool merge_cycles(const std::set<int>& merge, const std::set<NodeId>& nodes) const {
-    std::set<int> cleared;
+    ReachMarks& marks = new_reach_question();
     for (int h : dependencies(nodes))
-      if (!merge.count(h) && reaches(h, merge, cleared)) return true;
+      if (!merge.count(h) && reaches(h, merge, marks)) return true;
     return false;
+  }
+
+  // Starts a question for reaches(): no group is cleared yet.
+  ReachMarks& new_reach_question() const {
+    ++reach_marks_.cleared_epoch;
+    return reach_marks_;
+  }
+
+  // Levels: draft X depends on Y => level(X) > level(Y), so that reaches() can skip groups that cannot
+  // lead to its targets. The draft place() made for its node takes one more than the highest level it
+  // reads. Its readers are those of the drafts it merged, each above those drafts' levels; where the
+  // new level exceeds the lowest of them, a reader may no longer be above it, and all are recomputed
+  // at the next question. Fresh drafts (nothing reads the newest node yet) and a chain's growth keep
+  // them exact without.
+  void set_level(int id, const std::set<int>& merged) {
+    if (level_.size() < drafts_.size()) level_.resize(drafts_.size(), 0);
+    int level = 0;
+    for (int d : draft_dependencies(id)) level = std::max(level, level_[static_cast<std::size_t>(d)] + 1);
+    level_[static_cast<std::size_t>(id)] = level;
+    for (int g : merged) levels_stale_ = levels_stale_ || level > level_[static_cast<std::size_t>(g)];
+  }
+
+  // Every draft's level from scratch: the longest chain of dependencies below it (depth-first, no recursion).
+  void compute_levels() const {
+    level_.assign(drafts_.size(), -1);
+    std::vector<std::pair<int, bool>> stack;  // (draft, its dependencies pushed)
+    for (int root = 0; root < static_cast<int>(drafts_.size()); ++root) {
+      if (level_[static_cast<std::size_t>(root)] >= 0) continue;
+      stack.push_back({root, false});
+      while (!stack.empty()) {
+        auto [g, expanded] = stack.back();
+        stack.pop_back();
+        int& level = level_[static_cast<std::size_t>(g)];
+        if (expanded) {
+          level = 0;
+          for (int d : draft_dependencies(g)) level = std::max(level, level_[static_cast<std::size_t>(d)] + 1);
+          continue;
+        }
+        if (level >= 0) continue;
+        level = 0;  // in progress: a cycle (which finish() reports) reads it as 0
+        stack.push_back({g, true});
+        for (int d : draft_dependencies(g))
+          if (level_[static_cast<std::size_t>(d)] < 0) stack.push_back({d, false});
+      }
+    }
+    levels_stale_ = false;
   }
 
   // Whether a node of `nodes` whose home is one of the groups `merge` is also computed in another live
@@ -473,7 +577,8 @@ class Planner {
           nodes.insert(d.nodes.begin(), d.nodes.end());
           scales.insert(d.scales.begin(), d.scales.end());
         }
-        if (bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+        if (nodes.size() > kMaxGroupNodes || bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes))
+          continue;
         merge = std::move(trial);
         phase = p;
         if (through) viewed = through;
@@ -501,7 +606,9 @@ class Planner {
         if (draft.axis != reduce_first_axis(node, draft.domain.size()) || draft.keepdims != reduce_keepdims(node)) continue;
         std::set<NodeId> nodes = draft.nodes;
         nodes.insert(n);
-        if (creates_cycle({g}, n) || bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+        if (nodes.size() > kMaxGroupNodes || creates_cycle({g}, n) || bindings_of(nodes) > device_.max_bindings ||
+            !forms_valid_group(nodes))
+          continue;
         merge = {g};
         phase = Phase::kReduce;
         break;
@@ -546,6 +653,7 @@ class Planner {
       if (m == n || home < 0 || merge.count(home)) home = id;
     }
     if (mode == FusionMode::kFused && drafts_.back().root == GroupRoot::kKernel) absorb_operand_scales(n, id);
+    set_level(id, merge);
   }
 
   // Operand scales: a product (OpDef::linear_inputs) that reads, through views, an operand a constant
@@ -578,7 +686,8 @@ class Planner {
       std::set<NodeId> nodes = drafts_[static_cast<std::size_t>(id)].nodes, scales = drafts_[static_cast<std::size_t>(id)].scales;
       nodes.insert(p);
       scales.insert(p);
-      if (bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+      if (nodes.size() > kMaxGroupNodes || bindings_of(nodes, scales) > device_.max_bindings || !forms_valid_group(nodes))
+        continue;
       drafts_[static_cast<std::size_t>(g)].alive = false;
       drafts_[static_cast<std::size_t>(g)].nodes.clear();
       drafts_[static_cast<std::size_t>(id)].nodes.insert(p);
@@ -847,7 +956,7 @@ class Planner {
       if (!ok || chain.empty() || !reads_no_more_than(chain, group, v)) continue;
       std::set<NodeId> nodes = group.nodes;
       nodes.insert(chain.begin(), chain.end());
-      if (bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
+      if (nodes.size() > kMaxGroupNodes || bindings_of(nodes) > device_.max_bindings || !forms_valid_group(nodes)) continue;
       group.nodes = std::move(nodes);
     }
   }
@@ -1034,6 +1143,15 @@ class Planner {
     return d;
   }
 
+  // holders_: for each node, the drafts alive now that compute it (its home and the groups that
+  // recompute it), so that questions about a node need not scan every draft.
+  void index_holders() {
+    holders_.assign(graph_.nodes.size(), {});
+    for (int g = 0; g < static_cast<int>(drafts_.size()); ++g)
+      if (drafts_[static_cast<std::size_t>(g)].alive)
+        for (NodeId q : drafts_[static_cast<std::size_t>(g)].nodes) holders_[static_cast<std::size_t>(q)].push_back(g);
+  }
+
   // Inputs: values read by the group's nodes that it does not compute. Outputs: values it computes
   // that a graph output is, or that anything outside the group (a view included) reads.
   // With `id` (a draft), only nodes whose home it is store their values; -1 treats every node as home
@@ -1051,7 +1169,7 @@ class Planner {
     for (NodeId n : group.nodes) {
       if (id >= 0 && group_of_[static_cast<std::size_t>(n)] != id) continue;
       const ValueId v = graph_.node(n).output;
-      if (stored_by_home(n, id >= 0 ? &drafts_ : nullptr, members)) group.outputs.push_back(v);
+      if (stored_by_home(n, id >= 0, members)) group.outputs.push_back(v);
     }
   }
 
@@ -1061,7 +1179,8 @@ class Planner {
   // reads the whole vector (a Flatten between a pooling and a Gemm) in shared memory; in a kernel group
   // the post chain reads the value through the view where the anchor stores it (forms_valid_group says
   // where a member may read a view of another).
-  bool stored_by_home(NodeId n, const std::vector<Draft>* drafts, const std::set<NodeId>& members) const {
+  // With `by_drafts`, "computes it itself" asks the live drafts (holders_, as index_holders left it).
+  bool stored_by_home(NodeId n, bool by_drafts, const std::set<NodeId>& members) const {
     const Value& value = graph_.value(graph_.node(n).output);
     if (value.is_output) return true;
     for (NodeId c : value.consumers) {
@@ -1070,12 +1189,12 @@ class Planner {
         continue;
       }
       if (in_place_.count(c)) return true;                        // stored into the Concat's slice
-      if (!drafts) {
+      if (!by_drafts) {
         if (!members.count(c)) return true;
         continue;
       }
-      for (const Draft& d : *drafts)
-        if (d.alive && d.nodes.count(c) && !d.nodes.count(n)) return true;
+      for (int d : holders_[static_cast<std::size_t>(c)])
+        if (drafts_[static_cast<std::size_t>(d)].alive && !drafts_[static_cast<std::size_t>(d)].nodes.count(n)) return true;
     }
     return false;
   }
@@ -1232,13 +1351,14 @@ class Planner {
       if (shared_floats * 4 > static_cast<std::int64_t>(device_.shared_memory_bytes)) continue;
       std::set<NodeId> nodes = source.nodes;
       nodes.insert(d.nodes.begin(), d.nodes.end());
-      if (bindings_of(nodes) > device_.max_bindings || merge_cycles({p}, d.nodes)) continue;
+      if (nodes.size() > kMaxGroupNodes || bindings_of(nodes) > device_.max_bindings || merge_cycles({p}, d.nodes)) continue;
       source.nodes = std::move(nodes);
       source.root = GroupRoot::kVector;
       source.anchor = d.anchor;
       source.domain = source.reduced = out;
       for (NodeId q : d.nodes) group_of_[static_cast<std::size_t>(q)] = p;
       d.alive = false;
+      levels_stale_ = true;
     }
     // A lone reduction or product that no stage joined stays the group it was.
   }
@@ -1293,13 +1413,14 @@ class Planner {
       std::set<NodeId> nodes = first.nodes, scales = first.scales;
       nodes.insert(chain.nodes.begin(), chain.nodes.end());
       nodes.insert(second.nodes.begin(), second.nodes.end());
-      if (bindings_of(nodes, scales) > device_.max_bindings) continue;
+      if (nodes.size() > kMaxGroupNodes || bindings_of(nodes, scales) > device_.max_bindings) continue;
       if (computed_elsewhere({g1, g2, g3}, nodes) || merge_cycles({g1, g2, g3}, nodes)) continue;
       rehome({g1, g2, g3}, nodes, g3);
       second.nodes = std::move(nodes);
       second.scales = std::move(scales);
       second.root = GroupRoot::kAttention;
       first.alive = chain.alive = false;
+      levels_stale_ = true;
       first.nodes.clear();
       chain.nodes.clear();
     }
@@ -1359,13 +1480,15 @@ class Planner {
         joins = joins && (q == first.anchor || graph_.node(q).op->kind == OpKind::kElementwise) &&
                 read_only_by(graph_.node(q).output, nodes);
       if (!joins || !element_rows_fit(first, chain)) continue;
-      if (bindings_of(nodes) > device_.max_bindings || computed_elsewhere({g1, g2}, nodes) || merge_cycles({g1, g2}, nodes))
+      if (nodes.size() > kMaxGroupNodes || bindings_of(nodes) > device_.max_bindings || computed_elsewhere({g1, g2}, nodes) ||
+          merge_cycles({g1, g2}, nodes))
         continue;
       rehome({g1, g2}, nodes, g2);
       chain.nodes = std::move(nodes);
       chain.root = GroupRoot::kElementRows;
       chain.anchor = first.anchor;
       first.alive = false;
+      levels_stale_ = true;
       first.nodes.clear();
     }
   }
@@ -1387,6 +1510,7 @@ class Planner {
     // A group whose every value is recomputed where it is used has nothing to store: it is dropped.
     std::vector<int> live;
     std::map<int, FusionGroup> built;
+    index_holders();
     for (int g = 0; g < static_cast<int>(drafts_.size()); ++g) {
       const Draft& d = drafts_[static_cast<std::size_t>(g)];
       if (!d.alive) continue;
@@ -1414,7 +1538,7 @@ class Planner {
     std::map<int, int> pending;
     std::map<int, std::vector<int>> users;
     for (int g : live) {
-      deps[g] = dependencies(drafts_[static_cast<std::size_t>(g)].nodes);
+      deps[g] = draft_dependencies(g);
       pending[g] = static_cast<int>(deps[g].size());
       for (int d : deps[g]) users[d].push_back(g);
     }
@@ -1467,6 +1591,13 @@ class Planner {
   // the view puts them, and so go into no Concat or copy in place; a kernel draft holding any reads its
   // result through that view (viewed_shape).
   std::set<NodeId> view_ordered_;
+  mutable std::vector<OutsideProducers> producers_of_;  // per draft (draft_dependencies)
+  mutable ReachMarks reach_marks_;
+  // Per draft, a level above every level it depends on (set_level); stale until recomputed where a
+  // change could break that.
+  mutable std::vector<int> level_;
+  mutable bool levels_stale_ = false;
+  std::vector<std::vector<int>> holders_;  // per node, the live drafts that compute it (index_holders)
 };
 
 }  // namespace
@@ -1508,6 +1639,10 @@ std::size_t count_group_bindings(const GraphIR& graph, const FusionGroup& group,
 }
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode) {
+  if (graph.nodes.size() > kMaxGraphNodes)
+    return make_error(ErrorCode::kInvalidArgument, "graph has " + std::to_string(graph.nodes.size()) +
+                                                       " nodes; vkfuse plans at most " + std::to_string(kMaxGraphNodes) +
+                                                       " (kMaxGraphNodes)");
   return Planner(graph, device).run(mode);
 }
 

@@ -71,10 +71,12 @@
 //     (tests/unit "copies in place: a channel shuffle is stored by the Concat's inputs")
 //
 // A group ends where shapes differ (a broadcast to a larger shape starts a new group that reads the
-// smaller tensor), where merging would create a cycle between groups, and where the group would bind
-// more storage buffers than the DevicePlan allows.
+// smaller tensor), where merging would create a cycle between groups, where the group would bind
+// more storage buffers than the DevicePlan allows, and at kMaxGroupNodes nodes
+//   (tests/unit "a chain longer than a group's limit is split into groups of the limit").
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -124,6 +126,13 @@ struct FusionPlan {
 };
 
 enum class FusionMode { kFused, kUnfused };
+
+// The most nodes (views included) a graph may have: plan_fusion refuses a larger one with
+// kInvalidArgument naming both counts. Planning is near-linear up to it (bench/results/planner_scaling.md).
+inline constexpr std::size_t kMaxGraphNodes = 65536;
+// The most nodes one fused group holds (recomputed copies included): a longer chain is split into
+// several groups. A shader's compile time (spirv-opt) grows faster than linearly with its ops.
+inline constexpr std::size_t kMaxGroupNodes = 256;
 
 Result<FusionPlan> plan_fusion(const GraphIR& graph, const DevicePlan& device, FusionMode mode);
 

@@ -302,7 +302,8 @@ class VKFUSE_API Session {
  public:
   // Plans, compiles and records. The kernels are built, compiled and made into pipelines on worker
   // threads of its own (see SessionCreateStats), all joined before it returns; an error names the first
-  // failing group in execution order.
+  // failing group in execution order. A graph of more than 65536 nodes is refused (kInvalidArgument), and a
+  // fused group holds at most 256 ops: a longer chain runs as several (kMaxGraphNodes, kMaxGroupNodes).
   static Result<Session> create(const Context& context, const Graph& graph, const SessionOptions& options);
   ~Session();
   Session(Session&&) noexcept;
