@@ -6,6 +6,7 @@
 #include "host/graph.h"
 #include "host/group_kernel.h"
 #include "host/op_registry.h"
+#include "host/public_api.h"
 #include "host/shape_inference.h"
 
 namespace vkfuse {
@@ -119,7 +120,10 @@ GraphBuilder::~GraphBuilder() = default;
 GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
 GraphBuilder& GraphBuilder::operator=(GraphBuilder&&) noexcept = default;
 
+// A moved-from builder (state_ null) makes no tensors and records nothing; status() and build() say
+// why.
 Tensor GraphBuilder::input(std::string name, Shape shape, DType dtype) {
+  if (!state_) return {};
   if (Status s = state_->check_io_name(name, "input"); !s.ok()) {
     state_->fail(std::move(s));
     return {};
@@ -136,6 +140,7 @@ Tensor GraphBuilder::input(std::string name, Shape shape, DType dtype) {
 }
 
 Tensor GraphBuilder::constant(HostTensor data, std::string name) {
+  if (!state_) return {};
   if (name.empty()) name = "const_" + std::to_string(state_->ir.values.size());
   if (Status s = state_->check_shape("constant '" + name + "'", data.shape); !s.ok()) {
     state_->fail(std::move(s));
@@ -156,6 +161,7 @@ Tensor GraphBuilder::scalar(float v, DType dtype) { return constant(HostTensor::
 
 Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Attr>& attrs,
                         std::string node_name) {
+  if (!state_) return {};
   State& s = *state_;
   if (node_name.empty()) {  // generated: "Add_3", made unique if a given name already took it
     node_name = std::string(op_type) + "_" + std::to_string(s.ir.nodes.size());
@@ -275,6 +281,7 @@ Tensor GraphBuilder::op(std::string_view op_type, const std::vector<Tensor>& inp
 }
 
 void GraphBuilder::output(Tensor tensor, std::string name) {
+  if (!state_) return;
   if (Status s = state_->check_io_name(name, "output"); !s.ok()) {
     state_->fail(std::move(s));
     return;
@@ -302,13 +309,17 @@ void GraphBuilder::output(Tensor tensor, std::string name) {
   state_->ir.outputs.push_back(tensor.id);
 }
 
-Shape GraphBuilder::shape(Tensor t) const { return state_->check_tensor(t) ? state_->ir.value(t.id).shape : Shape{}; }
+Shape GraphBuilder::shape(Tensor t) const { return state_ && state_->check_tensor(t) ? state_->ir.value(t.id).shape : Shape{}; }
 DType GraphBuilder::dtype(Tensor t) const {
-  return state_->check_tensor(t) ? state_->ir.value(t.id).dtype : DType::kF32;
+  return state_ && state_->check_tensor(t) ? state_->ir.value(t.id).dtype : DType::kF32;
 }
-const Status& GraphBuilder::status() const { return state_->error; }
+const Status& GraphBuilder::status() const {
+  static const Status kMovedFrom = moved_from_error("GraphBuilder");
+  return state_ ? state_->error : kMovedFrom;
+}
 
 Result<Graph> GraphBuilder::build() {
+  if (!state_) return moved_from_error("GraphBuilder::build");
   if (!state_->error.ok()) return state_->error;
   if (state_->ir.nodes.empty()) return make_error(ErrorCode::kInvalidArgument, "the graph has no nodes");
   if (state_->ir.outputs.empty()) return make_error(ErrorCode::kInvalidArgument, "the graph has no outputs");
@@ -339,9 +350,12 @@ std::vector<TensorDesc> describe(const GraphIR* ir, const std::vector<ValueId>& 
 std::vector<TensorDesc> Graph::inputs() const { return describe(ir_.get(), ir_ ? ir_->inputs : std::vector<ValueId>{}); }
 std::vector<TensorDesc> Graph::outputs() const { return describe(ir_.get(), ir_ ? ir_->outputs : std::vector<ValueId>{}); }
 
-void GraphBuilder::set_source_op_count(std::size_t count) { state_->ir.source_op_count = count; }
+void GraphBuilder::set_source_op_count(std::size_t count) {
+  if (state_) state_->ir.source_op_count = count;
+}
 
 void GraphBuilder::set_dim_names(const std::string& io_name, std::vector<std::string> names) {
+  if (!state_) return;
   state_->ir.dim_names[io_name] = std::move(names);
 }
 

@@ -8,12 +8,13 @@ VKFUSE_BUILD_DIR=${VKFUSE_BUILD_DIR:-$VKFUSE_ROOT/build}
 # Build tools, the Vulkan loader and headers, lavapipe (Vulkan on the CPU, for machines without a GPU),
 # the Khronos validation layer, glslang, SPIRV-Tools, doctest, protobuf and onnx.proto (ONNX import),
 # pybind11 and Python's headers for the Python module, numpy and pytest for its tests, CLI11 for the CLI;
-# for samples/video_viewer GLFW, FFmpeg's libraries and CLI, Dear ImGui, and Xvfb for its window test.
+# for samples/video_viewer GLFW, FFmpeg's libraries and CLI, Dear ImGui, and Xvfb for its window test;
+# clang 14 and its sanitizer and libFuzzer runtimes for the second compiler's build and the fuzz targets.
 VKFUSE_PACKAGES=(cmake ninja-build g++ pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
                  vulkan-tools glslang-dev glslang-tools spirv-tools doctest-dev libprotobuf-dev protobuf-compiler
                  libonnx-dev pybind11-dev python3-dev python3-numpy python3-pytest libcli11-dev
                  libglfw3-dev libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg libimgui-dev
-                 xvfb xauth)
+                 xvfb xauth clang-14 libclang-rt-14-dev)
 
 vkfuse_install_missing() {
   local missing=()

@@ -14,9 +14,13 @@ vkfuse_build -DVKFUSE_BUILD_TESTS=ON
 # Tests use their own kernel cache directories; never the user's.
 export VKFUSE_CACHE_DIR="$VKFUSE_BUILD_DIR/test-kernel-cache"
 ctest --test-dir "$VKFUSE_BUILD_DIR" --output-on-failure --timeout 900 -j "$(nproc)" "${args[@]}"
-# The no-GPU suite again under AddressSanitizer and UndefinedBehaviorSanitizer: the bad-input tests
-# (truncated and hostile model files, wrong tensor files) must fail cleanly, without a leak or UB.
-# (The GPU suite is not run here: the Vulkan driver itself is not sanitizer-clean.)
-VKFUSE_BUILD_DIR="$VKFUSE_BUILD_DIR-sanitize" vkfuse_build -DVKFUSE_BUILD_TESTS=ON -DVKFUSE_BUILD_BENCH=OFF -DVKFUSE_BUILD_PYTHON=OFF -DVKFUSE_SANITIZE=ON
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$VKFUSE_BUILD_DIR-sanitize" --output-on-failure --timeout 900 -j "$(nproc)" -L unit
+# The second compiler: clang 14 with AddressSanitizer and UndefinedBehaviorSanitizer, every library
+# instrumented for libFuzzer. The no-GPU suite must pass there too (the bad-input tests fail cleanly,
+# without a leak or UB; the GPU suite is not run: the Vulkan driver itself is not sanitizer-clean),
+# then each fuzz target runs for a minute (tests/fuzz/run.sh; docs/hardening.md has the long run).
+clang_build="$VKFUSE_BUILD_DIR-clang"
+VKFUSE_BUILD_DIR="$clang_build" vkfuse_build -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+  -DVKFUSE_BUILD_TESTS=ON -DVKFUSE_BUILD_BENCH=OFF -DVKFUSE_BUILD_PYTHON=OFF -DVKFUSE_BUILD_SAMPLES=OFF -DVKFUSE_FUZZ=ON
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$clang_build" --output-on-failure --timeout 900 -j "$(nproc)" -L unit
+"$VKFUSE_ROOT/tests/fuzz/run.sh" "$clang_build" "${VKFUSE_FUZZ_SECONDS:-60}"
 if [ "$models" = 1 ]; then "$VKFUSE_ROOT/scripts/test_models.sh"; fi

@@ -209,4 +209,34 @@ TEST_CASE("broadcasting follows numpy rules") {
   CHECK(graph_ir(*graph).value(graph_ir(*graph).outputs[0]).name == "y");
 }
 
+TEST_CASE("a moved-from GraphBuilder makes no tensors, and status() and build() say it was moved from") {
+  GraphBuilder b;
+  const Tensor x = b.input("x", {4});
+  GraphBuilder moved_to = std::move(b);
+  // NOLINTBEGIN(bugprone-use-after-move): what this test is about
+  CHECK_FALSE(b.input("y", {4}).valid());
+  CHECK_FALSE(b.constant(HostTensor::from_floats({1}, {1.0f})).valid());
+  CHECK_FALSE(b.scalar(2.0f).valid());
+  CHECK_FALSE(b.op("Relu", {x}).valid());
+  b.output(x, "z");
+  b.set_source_op_count(3);
+  b.set_dim_names("x", {"n"});
+  CHECK(b.shape(x).empty());
+  CHECK(b.status().code() == ErrorCode::kInvalidArgument);
+  CHECK(contains(b.status().message(), "moved from"));
+  const Status built = build_error(b);
+  CHECK(contains(built.message(), "GraphBuilder::build"));
+  CHECK(contains(built.message(), "moved from"));
+  // NOLINTEND(bugprone-use-after-move)
+  moved_to.output(moved_to.op("Relu", {x}), "y");
+  auto graph = moved_to.build();
+  REQUIRE_MESSAGE(graph.ok(), graph.status().to_string());
+  CHECK(graph->node_count() == 1);
+  Graph copy = *graph;
+  Graph moved_graph = std::move(copy);
+  CHECK(copy.node_count() == 0);  // NOLINT(bugprone-use-after-move)
+  CHECK(copy.inputs().empty());
+  CHECK(moved_graph.node_count() == 1);
+}
+
 }  // namespace vkfuse
