@@ -22,14 +22,13 @@ namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
-bool validation_requested_by_environment() {
+// VKFUSE_VALIDATION: "" or "0" asks for nothing, "sync" for validation with synchronization validation,
+// anything else for validation.
+enum class ValidationRequest { kNone, kOn, kSync };
+ValidationRequest validation_requested_by_environment() {
   const char* env = std::getenv("VKFUSE_VALIDATION");
-  return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
-}
-
-bool sync_validation_requested_by_environment() {
-  const char* env = std::getenv("VKFUSE_VALIDATION");
-  return env != nullptr && std::strcmp(env, "sync") == 0;
+  if (env == nullptr || env[0] == '\0' || std::strcmp(env, "0") == 0) return ValidationRequest::kNone;
+  return std::strcmp(env, "sync") == 0 ? ValidationRequest::kSync : ValidationRequest::kOn;
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -112,8 +111,9 @@ std::string_view no_vulkan_device_hint() {
 
 Result<Instance> Instance::create(const InstanceOptions& options) {
   Instance instance;
-  const bool sync_validation = options.sync_validation || sync_validation_requested_by_environment();
-  instance.validation_ = options.validation || sync_validation || validation_requested_by_environment();
+  const ValidationRequest requested = validation_requested_by_environment();
+  const bool sync_validation = options.sync_validation || requested == ValidationRequest::kSync;
+  instance.validation_ = options.validation || sync_validation || requested != ValidationRequest::kNone;
 
   const uint32_t loader = loader_version();
   if (VK_API_VERSION_MAJOR(loader) == 1 && VK_API_VERSION_MINOR(loader) < 1) {

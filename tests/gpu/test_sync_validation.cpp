@@ -3,32 +3,13 @@
 // dependent dispatches is reported, and with them in place it is not.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "host/context_impl.h"
+#include "support/test_env.h"
 
 namespace vkfuse::testing {
 namespace {
-
-// Sets an environment variable for the scope, restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) ::unsetenv(name_);
-    else ::setenv(name_, old_.c_str(), 1);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-};
 
 // The synchronization errors of one unfused run of y = Neg(Relu(x)): the second dispatch reads what the
 // first wrote.
