@@ -24,19 +24,7 @@ Status invalid(const FoldContext& c, const std::string& message) {
 
 const ConstTensor* input(Inputs in, std::size_t i) { return i < in.size() ? in[i] : nullptr; }
 
-// Folded tensors live in host memory: a shape from the file (ConstantOfShape, Expand, Tile, Range) may
-// not ask for more than this many elements, and its dims must not overflow.
-constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 28;
-
-Status check_fold_size(const FoldContext& c, const Shape& shape) {
-  for (std::int64_t d : shape)
-    if (d < 0) return invalid(c, "the result shape " + shape_to_string(shape) + " has a negative dimension");
-  const std::optional<std::int64_t> numel = checked_numel(shape);
-  if (!numel || *numel > kMaxFoldedElements)
-    return make_error(ErrorCode::kUnsupported, c.attrs.where() + ": folding would create a constant of shape " +
-                                                   shape_to_string(shape) + ", more than 2^28 elements");
-  return {};
-}
+constexpr std::int64_t kMaxFoldedElements = FoldBudget::kMaxTensorElements;
 
 Result<std::vector<std::int64_t>> ints(const FoldContext& c, Inputs in, std::size_t i, const char* what) {
   const ConstTensor* t = input(in, i);
@@ -83,7 +71,12 @@ ConstTensor with_shape(const ConstTensor& in, Shape shape) {
   return out;
 }
 
-Outputs one(ConstTensor t) { return std::vector<ConstTensor>{std::move(t)}; }
+// Not `std::vector{std::move(t)}`: an initializer list copies its elements.
+Outputs one(ConstTensor t) {
+  std::vector<ConstTensor> out;
+  out.push_back(std::move(t));
+  return out;
+}
 
 Result<Outputs> fold_transpose(const FoldContext& c, const ConstTensor& x) {
   const std::size_t rank = x.shape.size();
@@ -102,6 +95,7 @@ Result<Outputs> fold_transpose(const FoldContext& c, const ConstTensor& x) {
     shape[d] = x.shape[static_cast<std::size_t>(perm[d])];
     strides[d] = in_strides[static_cast<std::size_t>(perm[d])];
   }
+  VKFUSE_TRY(check_fold_size(c, shape));
   return one(take(x, shape, strided_indices(shape, strides, 0)));
 }
 
@@ -127,6 +121,7 @@ Result<Outputs> fold_slice(const FoldContext& c, Inputs in) {
     strides[a] *= s.step;
     shape[a] = s.count;
   }
+  VKFUSE_TRY(check_fold_size(c, shape));
   return one(take(x, shape, strided_indices(shape, strides, offset)));
 }
 
@@ -148,7 +143,6 @@ Result<Outputs> fold_tile(const FoldContext& c, const ConstTensor& x, const std:
   Shape shape = x.shape;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (repeats[d] < 0) return invalid(c, "Tile repeats " + shape_to_string(repeats) + " are negative");
-    if (repeats[d] > kMaxFoldedElements) return check_fold_size(c, {repeats[d], 2 * kMaxFoldedElements});
     auto tiled = mul_or_error(shape[d], repeats[d], "output dim " + std::to_string(d));
     if (!tiled.ok()) return tiled.status().with_context(c.attrs.where());
     shape[d] = *tiled;
@@ -213,6 +207,7 @@ Result<Outputs> fold_gather(const FoldContext& c, const ConstTensor& data, const
   Shape shape(data.shape.begin(), data.shape.begin() + static_cast<std::ptrdiff_t>(a));
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, data.shape.end());
+  VKFUSE_TRY(check_fold_size(c, shape));
   const std::int64_t outer = dims_product(data.shape, 0, a), inner = dims_product(data.shape, a + 1, data.shape.size());
   std::vector<std::int64_t> src;
   src.reserve(static_cast<std::size_t>(outer) * idx.size() * static_cast<std::size_t>(inner));
@@ -254,6 +249,7 @@ Result<Outputs> fold_split(const FoldContext& c, Inputs in) {
   if (total != dim || static_cast<std::int64_t>(sizes.size()) != outputs)
     return invalid(c, "Split sizes " + shape_to_string(sizes) + " do not divide axis " + std::to_string(*axis) + " of " +
                           shape_to_string(x.shape) + " into " + std::to_string(outputs) + " outputs");
+  VKFUSE_TRY(check_fold_size(c, x.shape));
   std::vector<ConstTensor> out;
   std::int64_t start = 0;
   for (std::int64_t s : sizes) {
@@ -320,8 +316,8 @@ Result<Outputs> fold_range(const FoldContext& c, Inputs in) {
   const double span = in[1]->at(0) - start.at(0), delta_f = in[2]->at(0);
   if (delta_f == 0.0) return invalid(c, "Range delta is 0");
   const double count_f = std::max(std::ceil(span / delta_f), 0.0);
-  if (!(count_f <= static_cast<double>(kMaxFoldedElements)))
-    return check_fold_size(c, {2 * kMaxFoldedElements});
+  if (std::isnan(count_f)) return invalid(c, "Range has no element count (NaN)");
+  VKFUSE_TRY(check_fold_size(c, {count_f < 9.2e18 ? static_cast<std::int64_t>(count_f) : std::numeric_limits<std::int64_t>::max()}));
   if (!start.is_float()) {
     const std::int64_t s0 = start.ints[0], limit = in[1]->ints.at(0), delta = in[2]->ints.at(0);
     // Exact in integers (the double estimate above only bounds the size): ceil division, and every
@@ -331,6 +327,7 @@ Result<Outputs> fold_range(const FoldContext& c, Inputs in) {
       return invalid(c, "Range limits overflow int64");
     const std::int64_t q = diff / delta, r = diff % delta;
     const std::int64_t count = std::max<std::int64_t>(q + ((r != 0 && ((r > 0) == (delta > 0))) ? 1 : 0), 0);
+    VKFUSE_TRY(check_fold_size(c, {count}));
     std::vector<std::int64_t> v(static_cast<std::size_t>(count));
     for (std::size_t i = 0; i < v.size(); ++i) {
       std::int64_t step = 0;
@@ -358,6 +355,7 @@ Result<std::vector<std::int64_t>> squeeze_axes(const FoldContext& c, Inputs in) 
 template <class T>
 Result<Outputs> reshaped(const FoldContext& c, const ConstTensor& x, Result<T> shape) {
   if (!shape.ok()) return invalid(c, shape.status().message());
+  VKFUSE_TRY(check_fold_size(c, x.shape));
   return one(with_shape(x, *shape));
 }
 
@@ -378,7 +376,9 @@ Result<ConstTensor> fold_shape_of(const Shape& shape, const NodeAttributes& attr
 
 ConstTensor fold_size_of(const Shape& shape) { return make_int64_tensor({}, {shape_numel(shape)}); }
 
-Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& c, Inputs in) {
+namespace {
+
+Result<Outputs> fold_dispatch(const FoldContext& c, Inputs in) {
   const std::string& op = c.node.op_type();
   if (op == "Constant") return fold_constant(c);
   if (op == "ConstantOfShape") return fold_constant_of_shape(c, in);
@@ -386,6 +386,7 @@ Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& c, 
   if (in.empty() || !in[0]) return Outputs{};
   const ConstTensor& x = *in[0];
   if (op == "Identity" || op == "Dropout") {
+    VKFUSE_TRY(check_fold_size(c, x.shape));
     std::vector<ConstTensor> out{x};
     if (op == "Dropout" && c.node.output_size() > 1) {  // the mask: all true in inference
       ConstTensor mask = make_zero_tensor(x.shape, onnx::TensorProto::BOOL);
@@ -435,6 +436,35 @@ Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& c, 
   VKFUSE_ASSIGN_OR_RETURN(std::optional<ConstTensor> result, fold_elementwise(c, in));
   if (!result) return Outputs{};
   return one(std::move(*result));
+}
+
+}  // namespace
+
+Status check_fold_size(const FoldContext& c, const Shape& shape) {
+  for (std::int64_t d : shape)
+    if (d < 0) return invalid(c, "the result shape " + shape_to_string(shape) + " has a negative dimension");
+  const std::optional<std::int64_t> numel = checked_numel(shape);
+  const std::int64_t left = c.budget ? c.budget->elements_left : kMaxFoldedElements;
+  if (!numel || *numel > kMaxFoldedElements || *numel > left)
+    return make_error(ErrorCode::kOutOfMemory,
+                      c.attrs.where() + ": folding would create a constant of shape " + shape_to_string(shape) + " (" +
+                          (numel ? std::to_string(*numel) + " elements" : std::string("more than 2^63 elements")) +
+                          "), over the folder's limit of 2^24 elements per tensor and 2^26 per model");
+  return {};
+}
+
+Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& c, Inputs in) {
+  Result<Outputs> folded = fold_dispatch(c, in);
+  if (!folded.ok()) {
+    if (folded.status().code() != ErrorCode::kOutOfMemory) return folded.status();
+    const std::string& op = c.node.op_type();
+    if (op == "Constant" || op == "ConstantOfShape" || op == "Range")
+      return make_error(ErrorCode::kUnsupported, folded.status().message());
+    return Outputs{};  // too large to hold on the host: the GPU computes it from the constant inputs
+  }
+  if (*folded && c.budget)
+    for (const ConstTensor& t : **folded) c.budget->elements_left -= t.numel();
+  return folded;
 }
 
 }  // namespace vkfuse::onnx_import

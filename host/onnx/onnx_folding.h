@@ -7,6 +7,7 @@
 // GPU kernels are tested against.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,11 +24,21 @@ class NodeProto;
 
 namespace vkfuse::onnx_import {
 
+// Host memory the folder may create while importing one model, in elements (a small file can ask
+// for huge constants: Expand, Tile, Range, broadcasting, Concat of one input many times). A fold over
+// a limit is declined: an op the GPU can run runs there; Constant, ConstantOfShape and Range, which
+// only fold, fail naming the node and the size.
+struct FoldBudget {
+  static constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 24;  // 64 MiB of floats
+  std::int64_t elements_left = std::int64_t{1} << 26;                       // all folded outputs
+};
+
 struct FoldContext {
   const onnx::NodeProto& node;
   const NodeAttributes& attrs;
   int opset;
-  std::string base_dir;  // external data of Constant values
+  std::string base_dir;          // external data of Constant values
+  FoldBudget* budget = nullptr;  // nullptr: only the per-tensor limit applies
 };
 
 // The node's outputs, or nullopt when the folder does not evaluate this op type (the node then runs on
@@ -35,6 +46,11 @@ struct FoldContext {
 // node (attrs.where()).
 Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& context,
                                                           std::span<const ConstTensor* const> inputs);
+
+// OK when a folded result of `shape` fits the per-tensor limit and what is left of the budget; else
+// kOutOfMemory naming the node (fold_node turns it into "declined" or, for fold-only ops, kUnsupported).
+// Call it before allocating the result.
+Status check_fold_size(const FoldContext& context, const Shape& shape);
 
 // Shape(x) and Size(x) need only x's shape, which is static: they fold whether or not x is a constant.
 Result<ConstTensor> fold_shape_of(const Shape& shape, const NodeAttributes& attrs);

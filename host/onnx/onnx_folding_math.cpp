@@ -33,6 +33,7 @@ Result<Broadcast> broadcast(const FoldContext& c, const std::vector<const ConstT
   for (const ConstTensor* t : in) shapes.push_back(t->shape);
   auto shape = broadcast_all(shapes);
   if (!shape.ok()) return invalid(c, shape.status().message());
+  VKFUSE_TRY(check_fold_size(c, *shape));
   Broadcast b{*shape, {}};
   for (const ConstTensor* t : in) {
     const std::vector<std::int64_t> own = row_major_strides(t->shape);
@@ -189,6 +190,7 @@ Result<ConstTensor> cast_constant(const ConstTensor& x, int to, const std::strin
 
 Result<std::optional<ConstTensor>> fold_elementwise(const FoldContext& c, Inputs inputs) {
   const std::string& op = c.node.op_type();
+  if ((op == "Cast" || op == "CastLike") && !inputs.empty() && inputs[0]) VKFUSE_TRY(check_fold_size(c, inputs[0]->shape));
   if (op == "Cast") {
     VKFUSE_ASSIGN_OR_RETURN(const std::int64_t to, c.attrs.integer("to", TensorProto::FLOAT));
     VKFUSE_ASSIGN_OR_RETURN(ConstTensor out, cast_constant(*inputs[0], static_cast<int>(to), c.attrs.where()));
@@ -207,12 +209,13 @@ Result<std::optional<ConstTensor>> fold_elementwise(const FoldContext& c, Inputs
   if (variadic) {
     if (in.empty()) return invalid(c, op + " has no inputs");
     const ConstTensor* first = in[0];
+    VKFUSE_TRY(check_fold_size(c, first->shape));
     if (in.size() == 1 && op != "Mean") return std::optional<ConstTensor>{*first};
     // Recurse through a two-input node of the combining op.
     onnx::NodeProto pair;
     pair.set_op_type(op == "Sum" || op == "Mean" ? "Add" : op);
     const NodeAttributes pair_attrs(pair, c.attrs.where());
-    const FoldContext pc{pair, pair_attrs, c.opset, c.base_dir};
+    const FoldContext pc{pair, pair_attrs, c.opset, c.base_dir, c.budget};
     ConstTensor acc = *first;
     for (std::size_t k = 1; k < in.size(); ++k) {
       const ConstTensor* args[] = {&acc, in[k]};

@@ -242,7 +242,7 @@ class NodeWalker {
     if (all_constant) {
       std::vector<const ConstTensor*> inputs;
       for (const std::string& in : node.input()) inputs.push_back(in.empty() ? nullptr : state_.values.at(in).constant.get());
-      const FoldContext context{node, attrs, state_.opset, base_dir_};
+      const FoldContext context{node, attrs, state_.opset, base_dir_, &fold_budget_};
       VKFUSE_ASSIGN_OR_RETURN(std::optional<std::vector<ConstTensor>> folded, fold_node(context, inputs));
       if (folded) {
         for (std::size_t k = 0; k < folded->size(); ++k) VKFUSE_TRY(set_constant(node, k, std::move((*folded)[k])));
@@ -289,6 +289,7 @@ class NodeWalker {
 
   ImportState& state_;
   std::string base_dir_;
+  FoldBudget fold_budget_;  // one per model
   std::vector<UnsupportedNode> unsupported_;
 };
 
