@@ -17,7 +17,7 @@ ctest --test-dir "$VKFUSE_BUILD_DIR" --output-on-failure --timeout 900 -j "$(npr
 # The second compiler: clang 14 with AddressSanitizer and UndefinedBehaviorSanitizer, every library
 # instrumented for libFuzzer. The no-GPU suite must pass there too (the bad-input tests fail cleanly,
 # without a leak or UB; the GPU suite is not run: the Vulkan driver itself is not sanitizer-clean),
-# then each fuzz target runs a fixed seed and run count, about a minute each (tests/fuzz/run.sh;
+# then each fuzz target runs a fixed number of runs, about a minute each (tests/fuzz/run.sh;
 # docs/hardening.md has the long run).
 clang_build="$VKFUSE_BUILD_DIR-clang"
 VKFUSE_BUILD_DIR="$clang_build" vkfuse_build -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "host/checked_math.h"
+#include "host/onnx/onnx_node_map.h"
 #include "host/onnx/onnx_shapes.h"
 #include "onnx.pb.h"
 
@@ -25,6 +26,8 @@ Status invalid(const FoldContext& c, const std::string& message) {
 const ConstTensor* input(Inputs in, std::size_t i) { return i < in.size() ? in[i] : nullptr; }
 
 constexpr std::int64_t kMaxFoldedElements = FoldBudget::kMaxTensorElements;
+// check_fold_size's message states both limits.
+static_assert(kMaxFoldedElements == std::int64_t{1} << 24 && FoldBudget::kMaxModelElements == std::int64_t{1} << 26);
 
 Result<std::vector<std::int64_t>> ints(const FoldContext& c, Inputs in, std::size_t i, const char* what) {
   const ConstTensor* t = input(in, i);
@@ -457,8 +460,8 @@ Result<std::optional<std::vector<ConstTensor>>> fold_node(const FoldContext& c, 
   Result<Outputs> folded = fold_dispatch(c, in);
   if (!folded.ok()) {
     if (folded.status().code() != ErrorCode::kOutOfMemory) return folded.status();
-    const std::string& op = c.node.op_type();
-    if (op == "Constant" || op == "ConstantOfShape" || op == "Range")
+    const OnnxOpMapping* mapping = find_onnx_mapping(c.node.op_type());
+    if (!mapping || mapping->map == map_fold_only)  // no GPU op to leave it to
       return make_error(ErrorCode::kUnsupported, folded.status().message());
     return Outputs{};  // too large to hold on the host: the GPU computes it from the constant inputs
   }

@@ -26,11 +26,12 @@ namespace vkfuse::onnx_import {
 
 // Host memory the folder may create while importing one model, in elements (a small file can ask
 // for huge constants: Expand, Tile, Range, broadcasting, Concat of one input many times). A fold over
-// a limit is declined: an op the GPU can run runs there; Constant, ConstantOfShape and Range, which
-// only fold, fail naming the node and the size.
+// a limit is declined: an op the GPU can run runs there; an op that only folds (map_fold_only in the
+// node map: Constant, ConstantOfShape, Range) fails naming the node and the size.
 struct FoldBudget {
   static constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 24;  // 64 MiB of floats
-  std::int64_t elements_left = std::int64_t{1} << 26;                       // all folded outputs
+  static constexpr std::int64_t kMaxModelElements = std::int64_t{1} << 26;   // all folded outputs
+  std::int64_t elements_left = kMaxModelElements;
 };
 
 struct FoldContext {
