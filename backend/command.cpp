@@ -85,6 +85,9 @@ Result<CommandRecorder> CommandRecorder::create(const DeviceContext& ctx, uint32
     recorder.timeline_ =
         UniqueHandle<VkSemaphore>(semaphore, [device](VkSemaphore t) { vkDestroySemaphore(device, t, nullptr); });
     set_debug_name(ctx, VK_OBJECT_TYPE_SEMAPHORE, debug_handle(semaphore), "vkfuse timeline");
+    PFN_vkVoidFunction wait = vkGetDeviceProcAddr(device, "vkWaitSemaphores");
+    if (!wait) wait = vkGetDeviceProcAddr(device, "vkWaitSemaphoresKHR");
+    recorder.wait_semaphores_ = reinterpret_cast<PFN_vkWaitSemaphores>(wait);
   }
   if (ctx.caps.timestamps && max_timestamps > 0) {
     VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -112,6 +115,7 @@ CommandRecorder::CommandRecorder(CommandRecorder&& other) noexcept
       fence_(std::move(other.fence_)),
       timeline_(std::move(other.timeline_)),
       timeline_value_(other.timeline_value_),
+      wait_semaphores_(other.wait_semaphores_),
       query_pool_(std::move(other.query_pool_)),
       target_(std::exchange(other.target_, VK_NULL_HANDLE)),
       external_(other.external_),
@@ -139,6 +143,21 @@ CommandRecorder::~CommandRecorder() {
     VkFence fence = fence_.get();
     (void)vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);  // nothing to report to from a destructor
   }
+  wait_timeline_settled();
+}
+
+void CommandRecorder::wait_timeline_settled() {
+  // A signalled fence says the batch completed, which by the spec is enough to destroy its semaphores; but
+  // Mesa's emulated timelines (lavapipe in Debian 12) install the signalled point on the queue's submit
+  // thread after the fence fires, so freeing the semaphore then lets that thread write freed memory
+  // (docs/hardening.md). Waiting for the timeline's own last value closes the window on every driver.
+  if (!timeline_ || timeline_value_ == 0 || device_lost_ || !wait_semaphores_) return;
+  VkSemaphore semaphore = timeline_.get();
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &semaphore;
+  info.pValues = &timeline_value_;
+  (void)wait_semaphores_(device_, &info, UINT64_MAX);  // nothing to report to from a destructor
 }
 
 void CommandRecorder::fail(ErrorCode code, std::string message) {

@@ -114,6 +114,7 @@ class CommandRecorder {
   CommandRecorder() = default;
   void fail(ErrorCode code, std::string message);  // keeps the first recording error
   Status wait_in_flight(uint64_t timeout_ns);
+  void wait_timeline_settled();  // before the timeline semaphore is destroyed
   bool recording() const { return state_ == State::kRecording && error_.ok(); }
 
   Result<std::vector<double>> ticks_to_ns(const std::vector<uint64_t>& ticks) const;
@@ -130,6 +131,7 @@ class CommandRecorder {
   UniqueHandle<VkFence> fence_;
   UniqueHandle<VkSemaphore> timeline_;  // null without timeline semaphores
   uint64_t timeline_value_ = 0;         // the last value a submission signals
+  PFN_vkWaitSemaphores wait_semaphores_ = nullptr;  // core 1.2 or the KHR alias, whichever the device has
   UniqueHandle<VkQueryPool> query_pool_;
   VkCommandBuffer target_ = VK_NULL_HANDLE;  // the buffer being recorded: command_buffer_ or an external one
   bool external_ = false;
