@@ -99,6 +99,17 @@ bool has_device_extension(VkPhysicalDevice physical, const char* name) {
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
+VkBool32 supports_descriptor_indexing(VkPhysicalDevice physical) {
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f12;
+  vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (!f12.descriptorIndexing)
+    log_message(LogLevel::kWarn, "GPU-assisted validation: this device has no descriptorIndexing, so the layer "
+                                 "cannot check buffer ranges");
+  return f12.descriptorIndexing;
+}
+
 }  // namespace
 
 Status enumeration_failure(VkResult result) {
@@ -182,6 +193,8 @@ Result<OwnedDevice> OwnedDevice::create(const InstanceOptions& options, std::str
     f12.shaderFloat16 = caps.shader_float16;
     f12.shaderInt8 = caps.shader_int8;
     f12.timelineSemaphore = caps.timeline_semaphore;
+    // GPU-assisted validation checks buffer ranges only on a device with descriptor indexing enabled.
+    if (owned.instance_.gpu_assisted_enabled()) f12.descriptorIndexing = supports_descriptor_indexing(physical);
     features.pNext = &f11;
     f11.pNext = &f12;
     if (caps.coopmat_nv_f16) {  // roots/gemm_coopmat.glsl: the extension, its feature, the Vulkan memory model

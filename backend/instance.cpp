@@ -23,12 +23,13 @@ namespace {
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 // VKFUSE_VALIDATION: "" or "0" asks for nothing, "sync" for validation with synchronization validation,
-// anything else for validation.
-enum class ValidationRequest { kNone, kOn, kSync };
+// "gpu" for validation with GPU-assisted validation, anything else for validation.
+enum class ValidationRequest { kNone, kOn, kSync, kGpu };
 ValidationRequest validation_requested_by_environment() {
   const char* env = std::getenv("VKFUSE_VALIDATION");
   if (env == nullptr || env[0] == '\0' || std::strcmp(env, "0") == 0) return ValidationRequest::kNone;
-  return std::strcmp(env, "sync") == 0 ? ValidationRequest::kSync : ValidationRequest::kOn;
+  if (std::strcmp(env, "sync") == 0) return ValidationRequest::kSync;
+  return std::strcmp(env, "gpu") == 0 ? ValidationRequest::kGpu : ValidationRequest::kOn;
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -113,6 +114,7 @@ Result<Instance> Instance::create(const InstanceOptions& options) {
   Instance instance;
   const ValidationRequest requested = validation_requested_by_environment();
   const bool sync_validation = options.sync_validation || requested == ValidationRequest::kSync;
+  instance.gpu_assisted_ = requested == ValidationRequest::kGpu;
   instance.validation_ = options.validation || sync_validation || requested != ValidationRequest::kNone;
 
   const uint32_t loader = loader_version();
@@ -148,10 +150,11 @@ Result<Instance> Instance::create(const InstanceOptions& options) {
                       "validation needs VK_EXT_debug_utils to count the layer's messages, and neither the loader "
                       "nor VK_LAYER_KHRONOS_validation offers it");
   }
-  if (sync_validation) {
+  if (sync_validation || instance.gpu_assisted_) {
     if (!has_extension(available, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME))
-      return make_error(ErrorCode::kUnsupported, "synchronization validation (VKFUSE_VALIDATION=sync) needs "
-                                                 "VK_EXT_validation_features, which the validation layer does not offer");
+      return make_error(ErrorCode::kUnsupported, std::string(sync_validation ? "synchronization" : "GPU-assisted") +
+                                                     " validation (VKFUSE_VALIDATION) needs VK_EXT_validation_features, "
+                                                     "which the validation layer does not offer");
     extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
   }
   // Without it the loader hides portability drivers (MoltenVK) from vkEnumeratePhysicalDevices.
@@ -180,11 +183,16 @@ Result<Instance> Instance::create(const InstanceOptions& options) {
     create_messenger = messenger_info(instance.counter_.get());
     info.pNext = &create_messenger;
   }
-  const VkValidationFeatureEnableEXT sync_feature = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  std::vector<VkValidationFeatureEnableEXT> enables;
+  if (sync_validation) enables.push_back(VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT);
+  if (instance.gpu_assisted_) {
+    enables.push_back(VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT);
+    enables.push_back(VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT);  // vkfuse binds set 0 only
+  }
   VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
-  if (sync_validation) {
-    features.enabledValidationFeatureCount = 1;
-    features.pEnabledValidationFeatures = &sync_feature;
+  if (!enables.empty()) {
+    features.enabledValidationFeatureCount = static_cast<uint32_t>(enables.size());
+    features.pEnabledValidationFeatures = enables.data();
     create_messenger.pNext = &features;
   }
 

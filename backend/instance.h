@@ -16,7 +16,9 @@ namespace vkfuse {
 struct InstanceOptions {
   // Enables VK_LAYER_KHRONOS_validation and counts its messages. VKFUSE_VALIDATION in the environment set to
   // anything but "" or "0" turns it on as well (it never turns a request off); VKFUSE_VALIDATION=sync
-  // adds the layer's synchronization validation (hazards between commands that lack a barrier).
+  // adds the layer's synchronization validation (hazards between commands that lack a barrier),
+  // VKFUSE_VALIDATION=gpu its GPU-assisted validation (shaders instrumented: out-of-range buffer accesses;
+  // the device then enables descriptorIndexing where it has it, which that check needs).
   bool validation = false;
   bool sync_validation = false;  // implies validation
 };
@@ -49,6 +51,7 @@ class Instance {
   bool debug_utils_enabled() const { return debug_utils_; }
 
   bool validation_enabled() const { return validation_; }
+  bool gpu_assisted_enabled() const { return gpu_assisted_; }  // VKFUSE_VALIDATION=gpu
   // ERROR-severity messages reported so far (validation layer and loader). Tests fail when this is non-zero.
   uint32_t validation_errors() const;
   uint32_t validation_warnings() const;
@@ -70,6 +73,7 @@ class Instance {
   uint32_t api_version_ = 0;
   bool debug_utils_ = false;
   bool validation_ = false;
+  bool gpu_assisted_ = false;
 };
 
 }  // namespace vkfuse
