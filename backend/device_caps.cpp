@@ -176,6 +176,31 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   caps.shader_int64 = features.features.shaderInt64;
 }
 
+// The compute-unit count from whichever vendor extension the device has (Vulkan has no core query).
+uint32_t query_compute_units(VkPhysicalDevice physical, const std::vector<VkExtensionProperties>& extensions) {
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  if (has_extension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    properties.pNext = &nv;
+    vkGetPhysicalDeviceProperties2(physical, &properties);
+    return nv.shaderSMCount;
+  }
+  if (has_extension(extensions, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    properties.pNext = &amd;
+    vkGetPhysicalDeviceProperties2(physical, &properties);
+    return amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+  }
+  if (has_extension(extensions, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM arm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM};
+    properties.pNext = &arm;
+    vkGetPhysicalDeviceProperties2(physical, &properties);
+    return arm.shaderCoreCount;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void apply_quirks(DeviceCaps& caps) {
@@ -232,6 +257,7 @@ Result<DeviceCaps> query_device_caps(VkPhysicalDevice physical, uint32_t index, 
   }
   caps.cooperative_matrix =
       has_extension(extensions, kKhrCooperativeMatrix) || has_extension(extensions, kNvCooperativeMatrix);
+  caps.compute_units = query_compute_units(physical, extensions);
 
   VkPhysicalDeviceMemoryProperties memory{};
   vkGetPhysicalDeviceMemoryProperties(physical, &memory);

@@ -33,6 +33,9 @@ struct DeviceCaps {
   uint32_t max_workgroup_invocations = 0;
   std::array<uint32_t, 3> max_workgroup_size{}, max_workgroup_count{};
   uint32_t subgroup_size = 0;
+  // SMs / CUs / shader cores where the device reports them (VK_NV_shader_sm_builtins,
+  // VK_AMD_shader_core_properties, VK_ARM_shader_core_builtins); 0 where it does not (lavapipe, Intel).
+  uint32_t compute_units = 0;
   VkSubgroupFeatureFlags subgroup_operations = 0;
   bool subgroup_in_compute = false;  // subgroup operations are supported in the compute stage
 

@@ -24,6 +24,7 @@ DevicePlan make_device_plan(const DeviceCaps& caps) {
   plan.shared_memory_bytes = std::max<std::uint32_t>(caps.max_shared_memory_bytes, 16384);
   plan.max_workgroup_invocations = std::max<std::uint32_t>(caps.max_workgroup_invocations, 128);
   plan.subgroup_size = std::max<std::uint32_t>(caps.subgroup_size, 1);
+  if (caps.compute_units > 0) plan.compute_units = caps.compute_units;
   plan.f16_storage = caps.storage_buffer_16bit;
   plan.u8_storage = caps.storage_buffer_8bit;
   // Without it a compiler may fold x - x to 0 and x * 0 to 0, which is wrong for Inf and NaN inputs.

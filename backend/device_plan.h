@@ -8,6 +8,11 @@
 
 namespace vkfuse {
 
+// The compute units planned with where a device does not report its count: the GPU the tile rules were
+// tuned on (an NVIDIA H100/H200, 132 SMs; bench/results). A smaller GPU counts as filled sooner and so
+// gets tiles with more reuse, which suits it too.
+inline constexpr std::uint32_t kDefaultComputeUnits = 132;
+
 struct DevicePlan {
   std::uint32_t elementwise_workgroup = 256;  // invocations per workgroup for elementwise roots
   std::uint32_t reduce_workgroup = 256;       // invocations per workgroup for reduction roots
@@ -19,6 +24,9 @@ struct DevicePlan {
   std::uint32_t shared_memory_bytes = 16384;  // per workgroup, for the tiled anchors (Vulkan minimum 16 KB)
   std::uint32_t max_workgroup_invocations = 128;  // Vulkan minimum
   std::uint32_t subgroup_size = 1;  // 0 or 1: unknown; NVIDIA 32, AMD 64 (or 32), lavapipe 8
+  // SMs / CUs / shader cores: how many workgroups run side by side, which decides when a product fills
+  // the GPU (host/ops/kernel_support.h). From the device where it reports them, else kDefaultComputeUnits.
+  std::uint32_t compute_units = kDefaultComputeUnits;
   bool f16_storage = false;
   bool u8_storage = false;
   bool preserve_inf_nan = false;  // kernels declare SignedZeroInfNanPreserve for fp32 (IEEE NaN/Inf semantics)

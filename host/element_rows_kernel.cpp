@@ -77,8 +77,8 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   if (domain.size() < 2 || graph.value(layout.read).shape != domain) return fail("the chain's rows are not the view's");
   layout.row_length = domain.back();
   layout.rows = shape_numel(domain) / layout.row_length;
-  // The largest block of 32, 16 or 8 rows that still gives kFillWorkgroups / 2 workgroups (half the
-  // H100's SMs), each invocation computing one run of a block (the workgroup sized to the block, in whole
+  // The largest block of 32, 16 or 8 rows that still gives fill_workgroups / 2 workgroups (half the
+  // compute units), each invocation computing one run of a block (the workgroup sized to the block, in whole
   // subgroups, up to 1024):
   // fewer rows leave the GPU idle (or, in smaller blocks, gather uncoalesced), and the op and the chain
   // run faster apart. H100, 2026-11-27, convnext_tiny fp32 batch 1, us per group (rows per block /
@@ -88,7 +88,7 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   // best 27.5 (4 / 1024) against about 6 + 5.5.
   for (std::int64_t rows : {32, 16, 8}) {
     if (rows * (layout.row_length + 1) * 4 > static_cast<std::int64_t>(device.shared_memory_bytes) ||
-        div_up(layout.rows, rows) < kFillWorkgroups / 2)
+        div_up(layout.rows, rows) < fill_workgroups(device) / 2)
       continue;
     layout.rows_per_block = rows;
     break;

@@ -735,7 +735,7 @@ class Planner {
   // template loads each element of that input a known, small number of times (KernelLaunch::input_reads)
   // such that the element's cost times those reads stays within kElementLoadBudget (a 3x3 window
   // recomputed for up to 4 tiles of output channels), and the producer's output is small: at most
-  // kElementMaxOutputs, where its own dispatch leaves most of a large GPU idle and is mostly latency.
+  // element_max_outputs(), where its own dispatch leaves most of a large GPU idle and is mostly latency.
   // H100, 2026-11-24, fp32 fused ms against no elements in loads, two runs each: batch 1
   // shufflenet_v2_x1_0 0.335 -> 0.324 (88 -> 74 dispatches), mobilenet_v3_small 0.309 -> 0.309,
   // mobilenet_v2 0.286 -> 0.286; batch 8 unchanged within 1% (mobilenet_v3_small 0.432 / 0.420 ->
@@ -748,7 +748,7 @@ class Planner {
   // dispatches, H100 fp32 batch 1 0.2849 -> 0.2853 ms (2026-11-27, one call): the recomputation ate the
   // waves saved.
   static constexpr float kElementLoadBudget = 36.0f;
-  static constexpr std::int64_t kElementMaxOutputs = 4 * kFillInvocations;
+  std::int64_t element_max_outputs() const { return 4 * fill_invocations(device_); }
 
   // The cost of computing `q`'s output one element at a time (OpDef::element), if it can be.
   std::optional<float> element_cost(NodeId q) const {
@@ -824,7 +824,7 @@ class Planner {
     const auto made = producer.op->element(graph_.input_infos(element), {graph_.value(producer.output).shape,
                                            graph_.value(producer.output).dtype}, producer.op_attrs());
     if (!made.ok() || (made->loads_once_only && !once)) return false;
-    if (!once && shape_numel(graph_.value(producer.output).shape) > kElementMaxOutputs) return false;
+    if (!once && shape_numel(graph_.value(producer.output).shape) > element_max_outputs()) return false;
     for (ValueId u : graph_.node(element).inputs) {
       const Value& input = graph_.value(u);
       if (!input.constant && input.consumers.size() > 1) return false;  // its dispatch runs beside theirs

@@ -42,6 +42,8 @@ std::vector<Field> fields_of(const DeviceCaps& c) {
       {"max_workgroup_invocations", num(c.max_workgroup_invocations), num(c.max_workgroup_invocations)},
       {"max_workgroup_size", wg_size, wg_json},
       {"subgroup_size", num(c.subgroup_size), num(c.subgroup_size)},
+      {"compute_units", c.compute_units ? num(c.compute_units) : "not reported (planned as " + num(kDefaultComputeUnits) + ")",
+       num(c.compute_units)},
       {"subgroup_operations", num(c.subgroup_operations), num(c.subgroup_operations)},
       {"subgroup_in_compute", flag(c.subgroup_in_compute), flag(c.subgroup_in_compute)},
       {"push_constant_bytes", num(c.max_push_constants_bytes), num(c.max_push_constants_bytes)},

@@ -173,7 +173,7 @@ std::optional<ConvTile> g_forced_tile;
 //              the padding of partial tiles keeps idle),
 //   reuse    = outputs / launched, real outputs per invocation (fewer shared-memory reads and loads per
 //              FMA the larger it is).
-// Tiles whose busy invocations reach kFillInvocations compete on reuse; when none does, the most busy
+// Tiles whose busy invocations reach fill_invocations compete on reuse; when none does, the most busy
 // invocations win, ties to more reuse. Remaining ties go to less padding, then to the larger block (fewer
 // loads per output), then to the table's order.
 // resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
@@ -203,7 +203,7 @@ ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t gro
     const std::int64_t workgroups = div_up(rows, t.bm) * div_up(cols, t.bn) * groups;
     const double launched = static_cast<double>(workgroups * t.invocations());
     const double busy = outputs / t.outputs_per_invocation(), reuse = outputs / launched;
-    const bool filled = busy >= static_cast<double>(kFillInvocations);
+    const bool filled = busy >= static_cast<double>(fill_invocations(device));
     const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
                       outputs / static_cast<double>(workgroups * t.bm * t.bn), t.bm * t.bn};
     if (!best || score.key() > best_score.key()) best = &t, best_score = score;
@@ -217,7 +217,7 @@ ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t gro
 // (split_k_steps_64_deep: resnet50's 7x7 and 14x14 layers, K of 1152 to 4608 over 32 to 100
 // workgroups) and the whole shared memory holds it.
 std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t workgroups, const DevicePlan& device) {
-  if (split_k_steps_64_deep(workgroups, k, t.split) && conv_shared_bytes(t, 64) <= device.shared_memory_bytes &&
+  if (split_k_steps_64_deep(workgroups, k, t.split, device) && conv_shared_bytes(t, 64) <= device.shared_memory_bytes &&
       64 >= min_conv_bk(t))
     return 64;
   std::int64_t bk = 8;
@@ -227,7 +227,7 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
 }
 
 // Split K over `parts` workgroups per block only where the blocks are fewer than the GPU's SMs
-// (kFillWorkgroups, 132 on the H100: a split-K tile of 1024 invocations takes an SM): the most parts of
+// (fill_workgroups, one per compute unit: a split-K tile of 1024 invocations takes one): the most parts of
 // 16, 8, 4 or 2 whose workgroups still fit one per SM with each part at least kMinSplitSteps steps of BK,
 // or two per SM with each part at least kLongSplitSteps steps (split_fills_gpu). Needs
 // room for the scratch's two bindings. At batch 1 on the H100: resnet50's 7x7 3x3 layers (32 blocks,
@@ -240,7 +240,7 @@ ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, cons
   if (g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
   for (std::int64_t parts : {16, 8, 4, 2}) {
     const std::int64_t bk = choose_conv_bk(t, div_up(k, parts), blocks * parts, device);
-    if (split_fills_gpu(blocks * parts, k / (parts * bk))) {
+    if (split_fills_gpu(blocks * parts, k / (parts * bk), device)) {
       t.parts = parts;
       return t;
     }
@@ -250,14 +250,14 @@ ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, cons
 
 // Where X is computed in the loads (TensorInfo::load_cost: a depthwise Conv's elements), each of its
 // loads waits on that computation: split K over the most workgroups that stay within two per SM
-// (kFillWorkgroups) with a whole BK step each, so that more of them compute at once. H100, 2026-11-24,
+// (fill_workgroups) with a whole BK step each, so that more of them compute at once. H100, 2026-11-24,
 // fp32 batch 1, shufflenet_v2_x1_0 with elements in loads: 0.335 ms without this split (as much as with
 // no elements in loads), 0.324 with it.
 ConvTile choose_computed_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
   t = choose_conv_parts(t, k, blocks, device);
   if (t.parts > 1 || g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
   for (std::int64_t parts : {16, 8, 4, 2})
-    if (blocks * parts <= 2 * kFillWorkgroups && k >= parts * choose_conv_bk(t, div_up(k, parts), blocks * parts, device)) {
+    if (blocks * parts <= 2 * fill_workgroups(device) && k >= parts * choose_conv_bk(t, div_up(k, parts), blocks * parts, device)) {
       t.parts = parts;
       return t;
     }
@@ -287,14 +287,14 @@ KernelLaunch direct_conv_launch(const ConvShape& s, bool plane_sums, const Devic
   launch.workgroup_size = device.elementwise_workgroup;
   // Groups of several channels: fewer outputs per invocation where four would leave the GPU idle.
   std::int64_t vw = std::min<std::int64_t>(4, s.ow);
-  while (s.cg > 1 && vw > 1 && s.n * s.m * s.oh * div_up(s.ow, vw) < kFillInvocations) vw /= 2;
+  while (s.cg > 1 && vw > 1 && s.n * s.m * s.oh * div_up(s.ow, vw) < fill_invocations(device)) vw /= 2;
   launch.defines = conv_defines(s);
   launch.defines.emplace_back("VKF_VW", glsl_uint(vw));
   const std::int64_t planes = s.n * s.m, items = s.oh * div_up(s.ow, vw), wg = launch.workgroup_size;
   launch.workgroups = {grid_for(planes * items, launch.workgroup_size, device), 1, 1};
   std::int64_t ipp = 1;
   while (ipp < items && ipp < wg) ipp *= 2;
-  const bool busy = planes * std::min(ipp, items) >= std::min(planes * items, kFillInvocations);
+  const bool busy = planes * std::min(ipp, items) >= std::min(planes * items, fill_invocations(device));
   if (!plane_sums || !busy || wg % ipp != 0) return launch;
   const std::int64_t groups = div_up(planes, wg / ipp);
   if (groups > static_cast<std::int64_t>(device.max_groups_x)) return launch;

@@ -73,7 +73,7 @@ std::int64_t patch_blocks(const ConvShape& conv, const PatchTile& t) {
   return conv.n * div_up(conv.m, t.bm) * div_up(conv.oh, t.th) * div_up(conv.ow, t.tw);
 }
 
-// K over the most workgroups per block (16, 8, 4 or 2) that keep four per SM at most (kFillWorkgroups),
+// K over the most workgroups per block (16, 8, 4 or 2) that keep four per compute unit at most (fill_workgroups),
 // each with kMinSplitSteps steps or more; where the device has room for the split-K scratch. A workgroup
 // of 256 invocations and 16 KB leaves room for several per SM, which the long K walks need: H100,
 // 2026-11-27, fp32 batch 8, googlenet's 14x14 3x3 layers on 144 and 160 workgroups walking all of K
@@ -84,7 +84,7 @@ PatchTile with_parts(const ConvShape& conv, PatchTile t, const DevicePlan& devic
   if (device.max_bindings < kMinBindingsForScratch) return t;
   const std::int64_t blocks = patch_blocks(conv, t), steps = div_up(conv.c, t.ck);
   for (const std::int64_t parts : {16, 8, 4, 2})
-    if (blocks * parts <= 4 * kFillWorkgroups && steps >= parts * kMinSplitSteps) {
+    if (blocks * parts <= 4 * fill_workgroups(device) && steps >= parts * kMinSplitSteps) {
       t.parts = div_up(steps, div_up(steps, parts));  // as patch_conv_launch splits: none empty
       break;
     }
@@ -99,7 +99,7 @@ PatchTile with_parts(const ConvShape& conv, PatchTile t, const DevicePlan& devic
 // (resnet's 56x56 and 28x28 3x3 layers 0.0228 -> 0.0147 and 0.0263 -> 0.0158 ms), blocks of 64 channels
 // on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over several workgroups per block (with_parts).
 // The winners kept 29K invocations or more busy. Where a layer leaves fewer than half the GPU's
-// kFillInvocations, steps of 4 channels (more parts) and then blocks of 16 channels (more blocks) come
+// fill_invocations, steps of 4 channels (more parts) and then blocks of 16 channels (more blocks) come
 // in, and a layer still short of that stays with the implicit GEMM, whose split-K slices keep more
 // invocations busy: in whole models, densenet121's 3x3 layers (32 output channels, 7x7 and 14x14: 8 to
 // 32 workgroups) and squeezenet1_1's (16 to 64 input channels: one or two steps) took 1.44 -> 1.83 and
@@ -120,7 +120,7 @@ std::optional<PatchTile> choose_patch_tile(const ConvShape& conv, const DevicePl
   if (!patch_fits(conv, t, device)) return std::nullopt;
   t = with_parts(conv, t, device);
   auto busy = [&](const PatchTile& c) { return patch_blocks(conv, c) * c.parts * c.invocations(); };
-  while (busy(t) < kFillInvocations / 2) {
+  while (busy(t) < fill_invocations(device) / 2) {
     PatchTile next = t;
     if (next.ck > 4) next.ck = 4;
     else if (next.bm > 16) next.bm /= 2;

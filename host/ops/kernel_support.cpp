@@ -65,7 +65,7 @@ constexpr GemmTile kTiles[] = {{128, 256, 0, 8, 16, 1},  {128, 128, 0, 8, 8, 1},
                                {32, 32, 0, 4, 4, 1, 4},  {32, 32, 0, 4, 4, 1, 8}, {32, 32, 0, 4, 4, 1, 16}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
-// Below kFillInvocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
+// Below fill_invocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
 // tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
 
 // 8x8 blocks without split K fill the GPU from half as many busy invocations, 2^14 (an H100's 132 SMs x
@@ -104,13 +104,19 @@ constexpr std::int64_t kSkinnyMaxRows = 4;
 
 // Tiles of 128 accumulators per invocation or more: one workgroup per SM (registers).
 constexpr std::uint32_t kOneBlockPerSm = 128;
-// Such a tile competes where its workgroups fill at least this share of the rounds of kFillWorkgroups
+// Such a tile competes where its workgroups fill at least this share of the rounds of fill_workgroups
 // they take (2048^3's 128 workgroups: 97%; 3072^3's 288: 73%).
 constexpr double kMinWaveShare = 0.85;
 
-bool wave_filled(std::int64_t workgroups) {
-  const std::int64_t rounds = div_up(workgroups, kFillWorkgroups);
-  return static_cast<double>(workgroups) >= kMinWaveShare * static_cast<double>(rounds * kFillWorkgroups);
+bool wave_filled(std::int64_t workgroups, const DevicePlan& device) {
+  const std::int64_t rounds = div_up(workgroups, fill_workgroups(device));
+  return static_cast<double>(workgroups) >= kMinWaveShare * static_cast<double>(rounds * fill_workgroups(device));
+}
+
+// A count of busy invocations tuned at kDefaultComputeUnits, scaled to the device's compute units (the
+// same value exactly at the default).
+double scaled_fill(double tuned, const DevicePlan& device) {
+  return static_cast<double>(fill_invocations(device)) * tuned / (static_cast<double>(kDefaultComputeUnits) * 256.0);
 }
 
 // force_gemm_tile's setting.
@@ -161,7 +167,7 @@ GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePla
   for (const std::uint32_t bk : {64u, 32u}) {
     GemmTile deeper = t;
     deeper.bk = bk;
-    if (bk == 64 && !split_k_steps_64_deep(workgroups, p.k, t.split)) continue;
+    if (bk == 64 && !split_k_steps_64_deep(workgroups, p.k, t.split, device)) continue;
     if (tiled_shared_bytes(deeper, 2) <= device.shared_memory_bytes && p.k >= kMinSplitSteps * t.split * bk) return deeper;
   }
   return t;
@@ -185,13 +191,13 @@ bool runs_aligned(const GemmProblem& p, char operand, std::int64_t elements) {
 
 }  // namespace
 
-bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps) {
-  return (workgroups <= kFillWorkgroups && steps >= kMinSplitSteps) ||
-         (workgroups <= 2 * kFillWorkgroups && steps >= kLongSplitSteps);
+bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps, const DevicePlan& device) {
+  return (workgroups <= fill_workgroups(device) && steps >= kMinSplitSteps) ||
+         (workgroups <= 2 * fill_workgroups(device) && steps >= kLongSplitSteps);
 }
 
-bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split) {
-  return split > 1 && workgroups < kFillWorkgroups && k >= kMinSplitSteps * split * 64;
+bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split, const DevicePlan& device) {
+  return split > 1 && workgroups < fill_workgroups(device) && k >= kMinSplitSteps * split * 64;
 }
 
 // First fill the GPU, then reuse (the Conv rule's, host/ops/conv_ops.cpp choose_conv_tile). For tile t:
@@ -199,7 +205,7 @@ bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t
 //   busy     = outputs / (tm * tn / (split x workgroups per tile)), the invocations with real outputs,
 //   reuse    = outputs / launched, real outputs per launched invocation (fewer shared-memory reads and
 //              loads per FMA the larger it is; split K divides it by the slices or workgroups).
-// Tiles whose busy invocations reach kFillInvocations (or kFillWholeK for 8x8 blocks without split K in
+// Tiles whose busy invocations reach fill_invocations (or kFillWholeK, scaled, for 8x8 blocks without split K in
 // at least one workgroup per SM, and for 8x16 blocks whose rounds are filled; kFillWideBlock for 4x8
 // blocks) compete on reuse; when none
 // does, the most busy invocations win, ties to more reuse. 8x16 blocks take part only with their rounds
@@ -258,13 +264,14 @@ GemmTiling choose_gemm_tiling(const GemmProblem& p, const DevicePlan& given) {
       if (c.tm * c.tn == 32 && (p.m > kWideBlockMaxRows || p.k < kWideBlockMinK)) continue;
       if (c.groups > 1 && device.max_bindings < kMinBindingsForScratch) continue;  // no room for the scratch
       const std::int64_t workgroups = p.batch * div_up(p.m, c.bm) * div_up(p.n, c.bn) * c.groups;
-      if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups))) continue;
+      if (c.tm * c.tn >= kOneBlockPerSm && (c.bk < kDeepBk || !wave_filled(workgroups, device))) continue;
       const double launched = static_cast<double>(workgroups * tiled_threads(c));
       const double busy = outputs * c.split * c.groups / static_cast<double>(c.tm * c.tn), reuse = outputs / launched;
       // A tile of one workgroup per SM got here with its rounds filled (wave_filled).
-      const bool filled = busy >= static_cast<double>(kFillInvocations) || (c.tm * c.tn == 32 && busy >= kFillWideBlock) ||
-                          (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= kFillWholeK &&
-                           (workgroups >= kFillWorkgroups || c.tm * c.tn >= kOneBlockPerSm));
+      const bool filled = busy >= static_cast<double>(fill_invocations(device)) ||
+                          (c.tm * c.tn == 32 && busy >= scaled_fill(kFillWideBlock, device)) ||
+                          (c.split * c.groups == 1 && c.tm * c.tn >= 64 && busy >= scaled_fill(kFillWholeK, device) &&
+                           (workgroups >= fill_workgroups(device) || c.tm * c.tn >= kOneBlockPerSm));
       const Score score{filled, filled ? reuse : busy, filled ? 0.0 : reuse,
                         outputs * c.groups / static_cast<double>(workgroups * c.bm * c.bn),
                         static_cast<std::int64_t>(c.bm) * c.bn};
@@ -315,10 +322,10 @@ constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1},
 // subgroups (2 x 2).
 constexpr std::uint32_t kSplitTile = 32, kSplitTileSubgroups = 4;
 
-// Subgroups the H100 keeps resident at once: 64 per SM. A gathered Conv's tiles wait on their loads
+// Subgroups the GPU keeps resident at once: 64 per compute unit (an NVIDIA SM). A gathered Conv's tiles wait on their loads
 // (the window gather has no asynchronous copies to hide behind), so until the GPU holds this many the
 // latency is what counts.
-constexpr double kResidentSubgroups = static_cast<double>(kFillWorkgroups) * 64.0;
+double resident_subgroups(const DevicePlan& device) { return static_cast<double>(fill_workgroups(device)) * 64.0; }
 
 // What a coopmat blocking `t` with K over `parts` workgroups gives problem `p`: busy subgroups, outputs
 // per subgroup, and the share of the products the tiles multiply that are real (not padding of M, N or
@@ -369,8 +376,8 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 }
 
 // A gathered Conv of long K whose tiles neither leave SMs idle (split_fills_gpu) nor, as 32x32 tiles,
-// fill kResidentSubgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at
-// least kLongSplitSteps steps, the one that keeps the most subgroups busy, up to kResidentSubgroups;
+// fill resident_subgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at
+// least kLongSplitSteps steps, the one that keeps the most subgroups busy, up to resident_subgroups;
 // among those that reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
 // it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). H100, 2026-11-24, fp16 fused ms,
 // the rule without this step / with it, one call: batch 1 vgg11 0.686 / 0.633 (its 28x28 layers of K
@@ -381,7 +388,7 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 // 1.43: 32x128 tiles with 4 subgroups along K over 2-4 workgroups win on its 7x7 and 14x14 layers).
 std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device, std::int64_t min_steps) {
   const std::int64_t split_tiles = p.batch * div_up(p.m, kSplitTile) * div_up(p.n, kSplitTile);
-  if (static_cast<double>(split_tiles * kSplitTileSubgroups) >= kResidentSubgroups) return std::nullopt;
+  if (static_cast<double>(split_tiles * kSplitTileSubgroups) >= resident_subgroups(device)) return std::nullopt;
   std::optional<GemmTiling> best;
   std::tuple<bool, double, double, double> best_key{};
   for (const CoopmatTile& shape : kCoopmatTiles)
@@ -393,7 +400,7 @@ std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const Dev
       if (!t || t->stages < shape.min_stages || (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk)) continue;
       if (parts > 1 && p.k / (parts * t->bk) < min_steps) continue;
       const CoopmatLoad load = coopmat_load(p, *t, parts);
-      const bool filled = load.subgroups >= kResidentSubgroups;
+      const bool filled = load.subgroups >= resident_subgroups(device);
       const auto key = std::tuple(filled, filled ? load.per_subgroup : load.subgroups,
                                   filled ? -load.subgroups : load.per_subgroup, load.used);
       if (!best || key > best_key) best = t, best_key = key;
@@ -407,7 +414,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   if (!p.both(DType::kF16) || !device.coopmat_f16 || g_forced_tile) return std::nullopt;
   const std::uint32_t max_stages = p.conv_gather.empty() ? 2 : 1;
   if (g_forced_coopmat) return coopmat_blocking(*g_forced_coopmat, device, max_stages);
-  // First fill the GPU's matrix units (132 SMs x 4 sub-partitions, each with its own: kFillInvocations /
+  // First fill the GPU's matrix units (its compute units x 4 sub-partitions, each with its own: fill_invocations /
   // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
   // subgroups, then outputs per subgroup; then less padding of M, N and K (a 64-deep tile ties with its
   // 32-deep twin where it pads K no more, and comes first). H100, 4096^3 fp16, 2026-11-22: 2x4 subgroups of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
@@ -415,7 +422,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   // 1024^3 0.028 / 0.021 / 0.038 / 0.034 / 0.042 (the rule: 64x64), 197x3072x768 0.038 / 0.0175 /
   // 0.022 / 0.020 / 0.021 (64x64), a 7x7 layer's 512x49x4608 0.305 / 0.088 / 0.050 / 0.032 / 0.028
   // (32x32x128, 4 along K).
-  constexpr double kFillSubgroups = static_cast<double>(kFillInvocations) / 64.0;
+  const double fill_subgroups = static_cast<double>(fill_invocations(device)) / 64.0;
   std::optional<GemmTiling> best;
   std::tuple<bool, double, double, double> best_key{};
   for (const CoopmatTile& shape : kCoopmatTiles) {
@@ -423,7 +430,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
     if (!t || t->stages < shape.min_stages) continue;
     if (t->warps_k > 1 && p.k < kMinSplitSteps * t->bk) continue;  // split K only where K gives two steps
     const CoopmatLoad load = coopmat_load(p, *t, 1);
-    const bool filled = load.subgroups >= kFillSubgroups;
+    const bool filled = load.subgroups >= fill_subgroups;
     const auto key = std::tuple(filled, filled ? load.per_subgroup : load.subgroups, filled ? load.used : load.per_subgroup,
                                 filled ? 0.0 : load.used);
     if (!best || key > best_key) best = t, best_key = key;
@@ -441,7 +448,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   const std::int64_t tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn);
   if (best->bm == kSplitTile)
     for (std::uint32_t parts : {16u, 8u, 4u, 2u})
-      if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk))) {
+      if (split_fills_gpu(tiles * parts, p.k / (parts * best->bk), device)) {
         best->groups = parts;
         return best;
       }

@@ -26,14 +26,12 @@ std::int64_t batch_offset(const Shape& out_batch, const Shape& batch, std::int64
 // a / b rounded up (tiles, parts, workgroups), for positive b.
 inline constexpr std::int64_t div_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Invocations that fill the GPU: 132 x 256, an SM count times 256 invocations each (tuned on the H100,
-// 132 SMs; Vulkan does not report the SM count). Below it a product is latency-bound. A smaller GPU is
-// filled sooner, so it gets the tiles with more reuse at this count already, which is what it wants
-// too. The GEMM and Conv tile rules both start from it.
-inline constexpr std::int64_t kFillInvocations = 132 * 256;
-// The same count in workgroups of 256 or more, one per SM: below it a product leaves SMs idle, which is
-// where the K splits across workgroups (GEMM and Conv) and the deeper split-K slices apply.
-inline constexpr std::int64_t kFillWorkgroups = kFillInvocations / 256;
+// Invocations that fill the GPU: its compute units times 256 each (DevicePlan::compute_units). Below it a
+// product is latency-bound. The GEMM and Conv tile rules both start from it.
+inline std::int64_t fill_invocations(const DevicePlan& device) { return std::int64_t{device.compute_units} * 256; }
+// The same count in workgroups of 256 or more, one per compute unit: below it a product leaves units idle,
+// which is where the K splits across workgroups (GEMM and Conv) and the deeper split-K slices apply.
+inline std::int64_t fill_workgroups(const DevicePlan& device) { return device.compute_units; }
 
 // Split K only where each slice's (or workgroup's) share of K is at least this many steps of bk: shorter
 // and the partial-sum exchange costs more than the extra invocations win.
@@ -43,9 +41,9 @@ inline constexpr std::int64_t kMinSplitSteps = 2;
 inline constexpr std::int64_t kLongSplitSteps = 8;
 // Whether K split so that the product has `workgroups` workgroups (its tiles times the parts of K), each
 // walking `steps` steps of bk, keeps the GPU filled without crowding it: one workgroup per SM
-// (kFillWorkgroups) with kMinSplitSteps steps each, or two per SM with kLongSplitSteps. The Conv and
+// (fill_workgroups) with kMinSplitSteps steps each, or two per SM with kLongSplitSteps. The Conv and
 // cooperative-matrix rules take the most parts of 16, 8, 4 or 2 for which it holds.
-bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps);
+bool split_fills_gpu(std::int64_t workgroups, std::int64_t steps, const DevicePlan& device);
 // The cooperative-matrix root splits a Conv's K across workgroups only where K is at least this long.
 inline constexpr std::int64_t kSplitLongK = 1024;
 
@@ -53,7 +51,7 @@ inline constexpr std::int64_t kSplitLongK = 1024;
 // workgroups than the GPU has SMs (one workgroup per SM, so the deeper slices' shared memory costs no
 // occupancy; the time is the walk along K) and K gives every slice two such steps. The caller checks
 // that the deeper slices fit its shared memory. Measured on the H100: kernel_support.cpp with_depth.
-bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split);
+bool split_k_steps_64_deep(std::int64_t workgroups, std::int64_t k, std::int64_t split, const DevicePlan& device);
 
 // A matrix product Y[b] = A[b] * B[b] (b < batch, Y contiguous [batch, m, n]) as the GEMM roots see it,
 // whichever op it comes from (MatMul, Gemm): element (m, k) of batch b's A sits at

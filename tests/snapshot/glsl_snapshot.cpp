@@ -36,6 +36,7 @@ DevicePlan lavapipe_plan() {
   d.shared_memory_bytes = 32768;
   d.max_workgroup_invocations = 1024;
   d.subgroup_size = 8;
+  d.compute_units = kDefaultComputeUnits;  // lavapipe reports none
   d.f16_storage = true;
   d.u8_storage = true;
   d.preserve_inf_nan = true;
@@ -51,6 +52,7 @@ DevicePlan nvidia_plan() {
   d.max_binding_bytes = std::uint64_t{1} << 32;
   d.shared_memory_bytes = 49152;
   d.subgroup_size = 32;
+  d.compute_units = 132;  // the H200's SMs, as VK_NV_shader_sm_builtins reports them
   d.coopmat_f16 = true;
   return d;
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "backend/device_plan.h"
+#include "host/ops/kernel_support.h"
 
 namespace vkfuse {
 namespace {
@@ -88,6 +89,24 @@ TEST_CASE("the reduce workgroup is a power of two") {
     CHECK(plan.reduce_workgroup <= invocations);
     CHECK(plan.elementwise_workgroup <= invocations);
   }
+}
+
+}  // namespace vkfuse
+
+namespace vkfuse {
+
+TEST_CASE("compute units: the device's count where it reports one, else the documented default; splits follow it") {
+  DeviceCaps caps = fake_caps(256);
+  CHECK(make_device_plan(caps).compute_units == kDefaultComputeUnits);
+  caps.compute_units = 40;  // a mid-size GPU that reports its count
+  const DevicePlan small = make_device_plan(caps);
+  CHECK(small.compute_units == 40);
+  CHECK(fill_invocations(small) == 40 * 256);
+  CHECK(fill_workgroups(small) == 40);
+  // 100 workgroups of 2 steps each fill a 132-unit GPU without crowding it, but crowd a 40-unit one.
+  const DevicePlan large = make_device_plan(fake_caps(256));
+  CHECK(split_fills_gpu(100, kMinSplitSteps, large));
+  CHECK_FALSE(split_fills_gpu(100, kMinSplitSteps, small));
 }
 
 }  // namespace vkfuse
