@@ -1009,7 +1009,7 @@ class Planner {
   //    node that reads reduced values and none of the domain's has the reduced shape (the post stage),
   //    or the domain's shape where rows allow passes (allows_row_passes), and then runs in the pass
   //    after the ones that produced them; at most kMaxRowPasses passes. Without row passes that is one
-  //    pass (tests/unit "a reduction that reads another's result shares its group in row passes").
+  //    pass (tests/unit "reductions that read each other's results share a group in row passes").
   bool forms_valid_group(const std::set<NodeId>& nodes) const {
     const Node* reduction = nullptr;
     NodeId anchor = kNoNode;  // the last kernel op; one before it is an element computed in its loads

@@ -22,7 +22,7 @@
 // matrices), the LayerNorm's scale and bias, W and the bias are constants, no intermediate value is
 // read elsewhere or is a graph output, and LayerNormMatMul reads x as it lies (a view in place).
 // Unfused plans keep the imported graph: they are the baseline fusion is measured against.
-// Covered by tests/unit/test_fold_layer_norm.cpp (the rewrite) and tests/gpu/test_anchor_fusion.cpp
+// Covered by tests/unit/test_fold_layer_norm.cpp (the rewrite) and tests/gpu/test_layer_norm_fold.cpp
 // ("a LayerNorm folded into the product ...": fused against unfused against the CPU reference).
 #pragma once
 
