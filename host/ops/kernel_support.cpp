@@ -46,52 +46,26 @@ namespace {
 // sums through memory, added by the last workgroup of each tile). Each is 16 deep where its buffers of
 // that fit the device (with_depth), else 8: two stages for slices of up to 64 invocations, one for the
 // 128x128 tile (tile_stages: two cost it registers and half its workgroups per SM).
-// Split over workgroups replaced 32x32 tiles of 4 slices (256 invocations each walking all of K). H100,
-// 2026-11-23, ms (vkfuse_bench_gemm --tiles, 32x32x32 4 slices / 32x32x16 over 4 / over 8 workgroups):
-// 197x768x3072 0.082 / 0.055 / 0.058, 197x768x768 0.023 / 0.018 / 0.021, 49x768x3072 0.045 / 0.033 /
-// 0.025, 196x384x1536 0.025 / 0.023 / 0.019, 784x192x768 0.023 / 0.017 / 0.021, 49x3072x768 0.022 /
-// 0.017 / 0.023: the tile that fills the GPU won each time.
-// 128x256 with an 8x16 block per invocation (first in the table) halves the shared-memory reads of B per
-// FMA again; its 128 accumulators leave room for one workgroup per SM, so it takes part only where its
-// workgroups fill their last round on the GPU (wave_filled). H100, 2026-11-26, f32 TFLOP/s (128x128x16
-// 8x8 / 128x256x16 8x16; cuBLAS, TF32 off, 51.4 at 4096 and 8192, 50.3 at 2048): 4096^3 45.2 / 47.1,
-// 8192^3 45.9 / 47.4, 2048^3 44.6 / 46.9 (128 workgroups), 2048x4096x2048 45.1 / 47.1 (256),
-// 1576x2304x768 34.0 (64x64) / 39.4 (117); it lost where its last round ran part-empty: 3072^3 40.4 /
-// 35.5 (288 workgroups: 73% of 3 rounds), 1576x3072x768 30.5 (64x64) / 26.5 (156: 59%). 256x128 16x8
-// ran at 43.0 at 4096 (A's 16 rows per invocation read as four vec4s of shared memory each k), and
-// 128x256 8 deep (where 16 does not fit) at 33.7: only 16-deep slices of it take part.
+// Split over workgroups replaced 32x32 tiles of 4 slices (256 invocations each walking all of K): the
+// tile that fills the GPU won (docs/tuning-log.md, "kTiles").
+// 128x256 with an 8x16 block (first in the table) halves the shared-memory reads of B per FMA again; its
+// 128 accumulators leave room for one workgroup per SM, so it takes part only 16 deep and where its
+// workgroups fill their last round on the GPU (wave_filled) (docs/tuning-log.md, "kTiles").
 constexpr GemmTile kTiles[] = {{128, 256, 0, 8, 16, 1},  {128, 128, 0, 8, 8, 1},   {64, 64, 0, 8, 8, 1},    {32, 64, 0, 4, 8, 1},
                                {32, 32, 0, 4, 4, 1},     {64, 64, 0, 8, 8, 2},    {32, 32, 0, 4, 4, 2},    {32, 64, 0, 4, 8, 1, 2},
                                {32, 32, 0, 4, 4, 1, 4},  {32, 32, 0, 4, 4, 1, 8}, {32, 32, 0, 4, 4, 1, 16}};
 constexpr std::uint32_t kDeepBk = 16, kShallowBk = 8;
 
-// Below fill_invocations a product is latency-bound: vit_b_16's [197, 3072] x [3072, 768] on 32x32 4x4
-// tiles (10.7K invocations each walking K = 3072) ran at 5.3 TFLOP/s against 39 at 4096^3.
+// Below fill_invocations a product is latency-bound (docs/tuning-log.md, "fill_invocations").
 
 // 8x8 blocks without split K fill the GPU from half as many busy invocations, 2^14 (an H100's 132 SMs x
-// 256, halved and rounded down so that 1024^2 outputs count), where their workgroups are at least one per
-// SM: each invocation's 64 independent accumulators keep an SM busy with fewer of them. H100, 2026-11-24,
-// ms (64x64x16 8x8 / 32x32x16 4x4 / the rule's choice before): 1024^3 0.062 / 0.084 / 0.085 (32x32),
-// 3136x384 over K 96 0.0125 / 0.0121 / 0.0147 (64x64 split 2). 4x4 blocks keep the full count: from
-// 16K, 197x2304 over K 768, 196x1536 over K 384 and 3136x96 over K 384 would drop their split tiles
-// for 32x32 4x4 (0.0353 -> 0.0365, 0.0154 -> 0.0189, 0.0150 -> 0.0186 ms); 128x128 at 1024^2 (64
-// workgroups) ran at 0.124.
+// 256, halved and rounded down so that 1024^2 outputs count), in at least one workgroup per SM: 64
+// accumulators per invocation keep an SM busy with fewer of them (docs/tuning-log.md, "kFillWholeK").
 constexpr double kFillWholeK = 16384.0;
 
 // 4x8 blocks (32 accumulators, 32x64 tiles of 64 invocations) fill it from 24K busy invocations, between
 // the two, and take part only in products of at most kWideBlockMaxRows rows (per batch) over K of at
-// least kWideBlockMinK: a batch-1 transformer's projections. H100, 2026-11-27, vkfuse_bench_gemm
-// --tiles, ms (32x64x16 4x8 / the same over 2 workgroups / the rule's choice before): vit_b_16's
-// 197x2304 over K 768 0.0305 / 0.0299 / 0.0353 (32x32x32 4x4 split 2; 14K / 28K busy), 197x3072 over
-// K 768 0.0471 / 0.0407 / 0.0484 (32x32 4x4; 19K / 38K); its 197x768 over K 768 or 3072 stay on 32x32
-// over 4 workgroups (0.0163 and 0.0505 against 0.0192 and 0.0620 for 32x64 over 2: 9.5K busy). Fused
-// vit_b_16 fp32 batch 1, this rule: 2.389 -> 2.283 ms (unfused 3.604 -> 3.513). Without the cap on rows
-// (K of 128 or more): 2.379 -> 2.263 (unfused 3.595 -> 3.495), and they also won GEMMs alone (992x1024
-// over K 1024 0.0847 -> 0.0673, convnext_tiny's 784x768 over K 192 0.0142 -> 0.0135, its batch-8
-// 1568x384 over K 1536 0.0916 -> 0.071), but fused convnext_tiny lost with them: batch 1 1.0452 ->
-// 1.0492 ms, batch 8 4.472 -> 4.619 (its products carry GELUs and residuals read and stored through the
-// channels-first view in their post chains). Over K 64 as well (vit_b_16's unfused Q K^T, 12 heads of
-// 197 x 197), unfused vit_b_16 ran 3.587 -> 3.688.
+// least kWideBlockMinK: a batch-1 transformer's projections (docs/tuning-log.md, "kFillWideBlock").
 constexpr double kFillWideBlock = 24576.0;
 constexpr std::int64_t kWideBlockMaxRows = 256, kWideBlockMinK = 128;
 
@@ -136,25 +110,19 @@ bool tile_fits(const GemmTile& t, const DevicePlan& device) {
 }
 
 // The shared-memory buffers of tile t: two (the next step's slices stored while this one multiplies) where
-// they fit and a slice has at most 64 invocations; one for larger slices. H100, 2026-11-25, 4096^3 f32,
-// 128x128 8x8 (256 invocations): two stages of 16 deep took 161 registers per invocation (one workgroup
-// per SM) and ran at 24-33 TFLOP/s, one stage of 16 took 127 (two per SM) and 45.2; 8 deep, two stages
-// 40.6, one 42.0 (both 127 registers; measured with a temporary switch, forced tiles take these stages).
+// they fit and a slice has at most 64 invocations; one for larger slices, where two cost registers and
+// half the workgroups per SM (docs/tuning-log.md, "tile_stages").
 std::uint32_t wanted_stages(const GemmTile& t) { return slice_threads(t) <= 64 ? 2 : 1; }
 std::uint32_t tile_stages(const GemmTile& t, const DevicePlan& device) {
   return tiled_shared_bytes(t, wanted_stages(t)) <= device.shared_memory_bytes ? wanted_stages(t) : 1;
 }
 
-// `shape` with its depth for `p`: 16 where its buffers (tile_stages) of that fit, else 8. A deeper step
-// halves the barriers per FMA. Measured on the H100 (f32, vkfuse_bench_gemm --tiles, 2026-11-22): 64x64
-// went from 20.3 to 27.9 TFLOP/s at 1024^3 with 16-deep slices. (A slice of at most 64 invocations stays
-// 8 deep in two stages where two of 16 do not fit.)
-// Split-K tiles go deeper where two stages fit and every slice still gets kMinSplitSteps steps: they
-// serve products with few output tiles and a long K, whose time is the walk along K, so fewer and
-// larger steps pay. 32 deep, or 64 where the product has fewer workgroups than the GPU has SMs (one
-// workgroup per SM: its shared memory costs no occupancy). H100, 2026-11-23, 32x32 4x4 split 4, ms
-// for 16 / 32 / 64 deep: 49x768x3072 0.078 / 0.056 / 0.046 (48 workgroups), 196x384x1536 0.041 /
-// 0.030 / 0.025 (84), 197x768x3072 0.094 / 0.082 / 0.090 (168), 197x768x768 0.026 / 0.023 / 0.026.
+// `shape` with its depth for `p`: 16 where its buffers (tile_stages) of that fit, else 8; a deeper step
+// halves the barriers per FMA (a slice of at most 64 invocations stays 8 deep in two stages where two of
+// 16 do not fit).
+// Split-K tiles, whose time is the walk along a long K, go deeper where two stages fit and every slice
+// still gets kMinSplitSteps steps: 32 deep, or 64 where the product has fewer workgroups than the GPU has
+// SMs (one per SM: its shared memory costs no occupancy) (docs/tuning-log.md, "with_depth").
 GemmTile with_depth(const GemmTile& shape, const GemmProblem& p, const DevicePlan& device) {
   GemmTile t = shape;
   t.bk = kDeepBk;
@@ -296,19 +264,11 @@ namespace {
 // Tiles of roots/gemm_coopmat.glsl: 2 x 2 subgroups (each a (tile / 2)^2 block of 16x16 accumulators),
 // K in bk steps, warps_k subgroups per block splitting each staged K slice. Each slice's 16-byte runs
 // divide evenly among the invocations (tile * bk / 8 a multiple of the workgroup). Only 32x32 tiles
-// split K, between subgroups (warps_k) or workgroups (kSplitTile): 64x64 ones that did got 122-136
-// registers and 128 bytes of local memory (spills) from the NVIDIA driver (580.159.04), where 64x64x32
-// gets 136 and none; 512x784x4608 as a GEMM ran 0.168 ms either way against 0.049 whole (H100,
-// 2026-11-24). Without 64x64 with 2 subgroups along K, fp16 batch 1 went convnext_tiny 0.952 -> 0.828
-// ms, efficientnet_b0 0.474 -> 0.455, resnet50 0.645 -> 0.614, densenet121 1.23 -> 1.18, vgg11 0.82 ->
-// 0.69 (vit_b_16, mobilenet_v2 unchanged).
+// split K, between subgroups (warps_k) or workgroups (kSplitTile): 64x64 ones that did spilled registers
+// on the NVIDIA driver and ran slower (docs/tuning-log.md, "kCoopmatTiles").
 // 64x64 and 32x32 tiles also walk K 64 deep (one barrier per 64 k), but only with two buffers of staged
 // slices (B not gathered); where K is not a multiple of 64 the padding (coopmat_load's `used`) keeps them
-// 32 deep. H100, 2026-11-26, fp16 ms, one call, 32 deep / 64 deep: GEMMs 1024^3 0.0190 / 0.0180,
-// 197x3072x768 0.0145 / 0.0132, 197x2304x768 0.0138 / 0.0127 (64x64), 197x768x3072 0.0291 / 0.0235,
-// 784x256x1152 0.0147 / 0.0106 (32x32); fused vit_b_16 1.59 / 1.54 (two runs, 64x64 alone). Taken
-// everywhere instead, with K padded or B gathered in one buffer, they lost: convnext_tiny (K 96) 0.805
-// -> 0.814, efficientnet_b0 (K 16-80) 0.452 -> 0.457, googlenet (gathered) 0.211 -> 0.213.
+// 32 deep: taken everywhere, they lost (docs/tuning-log.md, "kCoopmatTiles").
 constexpr CoopmatTile kCoopmatTiles[] = {{128, 64, 1},
                                          {128, 32, 1},
                                          {.tile = 64, .bk = 64, .min_stages = 2},
@@ -345,10 +305,8 @@ CoopmatLoad coopmat_load(const GemmProblem& p, const GemmTiling& t, std::uint32_
 std::optional<CoopmatTile> g_forced_coopmat;
 
 // The blocking of shape `c` on `device` with at most `max_stages` buffers of staged slices (two where
-// they fit; a gathered B takes one), or none where one does not fit. H100, 2026-11-24, fp16 ms, two
-// buffers against one, one call: GEMMs 1024^3 0.0212 -> 0.0190, 197x3072x768 0.0159 -> 0.0146, 197x2304x768 0.0153 ->
-// 0.0139, 197x768x3072 0.0299 -> 0.0292; fused vit_b_16 1.609 -> 1.597, efficientnet_b0 0.461 ->
-// 0.458; but gathered Convs lost (vgg11 0.636 -> 0.661, densenet121 1.184 -> 1.195).
+// they fit; a gathered B takes one, as gathered Convs lost with two), or none where one does not fit
+// (docs/tuning-log.md, "coopmat_blocking").
 std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePlan& device, std::uint32_t max_stages) {
   GemmTiling t;
   t.kernel = GemmKernel::kCoopmat;
@@ -379,13 +337,8 @@ std::optional<GemmTiling> coopmat_blocking(const CoopmatTile& c, const DevicePla
 // fill resident_subgroups: of every tile, whole or (32x32) over 2-16 workgroups with each part at
 // least kLongSplitSteps steps, the one that keeps the most subgroups busy, up to resident_subgroups;
 // among those that reach it, the most outputs per subgroup, then the fewest subgroups. None where 32x32 tiles alone fill
-// it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). H100, 2026-11-24, fp16 fused ms,
-// the rule without this step / with it, one call: batch 1 vgg11 0.686 / 0.633 (its 28x28 layers of K
-// 2304 and 4608 0.075 / 0.055 and 0.126 / 0.096 ms), googlenet 0.250 / 0.235, densenet121 1.177 /
-// 1.173, resnet50 0.614 / 0.614, resnet18 0.256 / 0.256; batch 8 resnet50 2.34 / 2.31, resnet18
-// 1.39 / 1.26, googlenet 1.04 / 0.98, densenet121 2.97 / 2.37, vgg11 2.51 / 2.50. Applied to every
-// gathered Conv of long K instead, it lost where the split above applies (densenet121 batch 1 1.23 ->
-// 1.43: 32x128 tiles with 4 subgroups along K over 2-4 workgroups win on its 7x7 and 14x14 layers).
+// it (batch 8 vgg11: whole 128x128 tiles, the reuse, run best there). Applied to every gathered Conv of
+// long K instead of only after the split above, it lost (docs/tuning-log.md, "resident_gather_tiling").
 std::optional<GemmTiling> resident_gather_tiling(const GemmProblem& p, const DevicePlan& device, std::int64_t min_steps) {
   const std::int64_t split_tiles = p.batch * div_up(p.m, kSplitTile) * div_up(p.n, kSplitTile);
   if (static_cast<double>(split_tiles * kSplitTileSubgroups) >= resident_subgroups(device)) return std::nullopt;
@@ -417,11 +370,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   // First fill the GPU's matrix units (its compute units x 4 sub-partitions, each with its own: fill_invocations /
   // 64 busy subgroups), then the most outputs per subgroup; short of filling it, the most busy
   // subgroups, then outputs per subgroup; then less padding of M, N and K (a 64-deep tile ties with its
-  // 32-deep twin where it pads K no more, and comes first). H100, 4096^3 fp16, 2026-11-22: 2x4 subgroups of 64x32 with K steps of 32 ran at 147 TFLOP/s, 2x2 of 64x64 at 191, and 64 deep at 205.
-  // 2026-11-24, ms (128x128x64 / 64x64x32 / 32x32x32 / 32x32x64 2 along K / 32x32x128 4 along K):
-  // 1024^3 0.028 / 0.021 / 0.038 / 0.034 / 0.042 (the rule: 64x64), 197x3072x768 0.038 / 0.0175 /
-  // 0.022 / 0.020 / 0.021 (64x64), a 7x7 layer's 512x49x4608 0.305 / 0.088 / 0.050 / 0.032 / 0.028
-  // (32x32x128, 4 along K).
+  // 32-deep twin where it pads K no more, and comes first) (docs/tuning-log.md, "choose_coopmat_tiling").
   const double fill_subgroups = static_cast<double>(fill_invocations(device)) / 64.0;
   std::optional<GemmTiling> best;
   std::tuple<bool, double, double, double> best_key{};
@@ -437,13 +386,7 @@ std::optional<GemmTiling> choose_coopmat_tiling(const GemmProblem& p, const Devi
   }
   // A Conv on 32x32 tiles splits K across workgroups where K is at least kSplitLongK and its tiles
   // leave SMs idle, as conv_ops.cpp's choose_conv_parts does for roots/conv2d.glsl (split_fills_gpu).
-  // H100, 2026-11-24, fp16, fused ms, this root's split and incremental gather against neither (and
-  // Convs of K >= 1024 with fewer tiles than SMs or only 32x32 ones sent to roots/conv2d.glsl), two
-  // runs: batch 1 resnet50 0.861 -> 0.647, resnet18 0.385 -> 0.268, vgg11 1.081 -> 0.850, googlenet
-  // 0.332 -> 0.264, densenet121 1.33 -> 1.25; batch 8 resnet50 4.07 -> 2.79, vgg11 4.44 -> 2.11.
-  // MatMuls do not split: at every K the split made vit_b_16 1.60 -> 1.93 ms (its 197 x 768 outputs
-  // over K 3072 run best on 48 whole tiles), and splits below K 1024 made mobilenet_v2 and
-  // squeezenet1_1 4-5% slower.
+  // MatMuls do not split: it made them slower (docs/tuning-log.md, "choose_coopmat_tiling").
   if (!best || !p.conv || p.k < kSplitLongK || device.max_bindings < kMinBindingsForScratch) return best;
   const std::int64_t tiles = p.batch * div_up(p.m, best->bm) * div_up(p.n, best->bn);
   if (best->bm == kSplitTile)
@@ -557,9 +500,8 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   }
   bool a_runs = false, b_runs = false;  // operands the tiled and coopmat roots load in 16-byte runs
   if (tiling.kernel == GemmKernel::kSkinny) {
-    // An operand whose k is contiguous reads as raw 16-byte runs where its rows are whole runs. H100,
-    // 2026-11-24, runs against elements, one call: vgg11's 25088 -> 4096 layer fp16 0.106 -> 0.078 ms
-    // (2.6 TB/s), fp32 0.153 -> 0.142; fused vgg11 fp16 0.632 -> 0.589, fp32 1.191 -> 1.173.
+    // An operand whose k is contiguous reads as raw 16-byte runs where its rows are whole runs, faster
+    // than elements (docs/tuning-log.md, "gemm_launch").
     const auto run = [&](char operand, DType dtype) {
       const std::int64_t elements = 16 / static_cast<std::int64_t>(dtype_size(dtype));
       const bool k_fast = operand == 'A' ? p.a_stride_m != 1 : p.b_stride_k == 1;
@@ -645,11 +587,7 @@ KernelLaunch gemm_launch(const GemmProblem& p, const DevicePlan& device) {
   if (p.conv_gather.empty() && !(p.b_computed && coopmat)) launch.input_reads[static_cast<std::size_t>(p.b_input)] = tiles_m;
   // The cooperative-matrix root stages a computed operand element by element (no 16-byte runs), each
   // element loading the chain's constants again, once per tile: it takes a scale (squeeze-and-excitation's
-  // Mul, cost 1), not a BatchNorm and activation. H100, 2026-11-26, fp16 fused ms, densenet121's
-  // BatchNorm -> Relu (cost 3) in its 1x1 Convs' loads against in a dispatch of their own: batch 1 1.267
-  // -> 1.136 (137 -> 185 dispatches), batch 8 2.570 -> 2.246, as before its Concat families (1f03d02:
-  // 1.124 and 2.253 in the same call as 1.124 and 2.243 with this rule). vit_b_16 planned as before
-  // (175 dispatches); efficientnet_b0's, mobilenet_v3_small's and regnet_y_400mf's scales stay in the loads.
+  // Mul, cost 1), not a BatchNorm and activation (docs/tuning-log.md, "kCoopmatChainBudget").
   constexpr float kCoopmatChainBudget = 1.0f;
   if (coopmat) {
     launch.chain_budgets.assign(launch.input_reads.size(), -1.0f);
