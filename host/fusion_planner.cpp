@@ -315,10 +315,8 @@ class Planner {
   //   b2 ─┴─ Concat ─ Reshape ─ Transpose ─ Identity ─ T  =>  [... (into Identity)] b2 -> T[:, 1::2]
   // (tests/unit "copies in place: a channel shuffle is stored by the Concat's inputs", tests/gpu
   // "copies in place")
-  // Runs of fewer elements scatter the stores: the copy's own pass, coalesced, was as fast or faster.
-  // H100, 2026-11-27, fused ms with runs of one (convnext_tiny's channels-last LayerNormalization stored
-  // channels-first, 3 copies fewer) against the copies: batch 1 fp32 1.110 -> 1.107, fp16 0.773 ->
-  // 0.773; batch 8 fp32 4.840 -> 4.851, fp16 2.459 -> 2.497.
+  // Runs of fewer elements scatter the stores: the copy's own pass, coalesced, was as fast or faster
+  // (docs/tuning-log.md, "kMinPlacedRun").
   static constexpr std::int64_t kMinPlacedRun = 4;
 
   void place_copies_in_place() {
@@ -394,10 +392,8 @@ class Planner {
 
   // Whether view v takes every element of the value it views exactly once (host/view_reorder.h): a post
   // chain may then read a kernel group's result through it and run in the anchor's stores (can_join,
-  // forms_valid_group). H100, 2026-11-27, fused ms, one call: convnext_tiny (each block's layer scale and
-  // residual Add, read through the Transpose back to channels-first, in the second MatMul's stores; 104
-  // -> 87 dispatches) fp32 batch 1 1.118 -> 1.070, batch 8 4.811 -> 4.675, fp16 0.775 -> 0.717 and
-  // 2.459 -> 2.210; vit_b_16 within 1% (bench/results/h100_2026-11-27_ab_post_view.md).
+  // forms_valid_group): the chain's own dispatch goes, which paid on convnext_tiny (docs/tuning-log.md,
+  // "reorders").
   bool reorders(ValueId v) const {
     auto view = resolve_view(graph_, v);
     return view.ok() && reordered_space(graph_.value(view->base).shape, view->layout).has_value();
@@ -665,9 +661,8 @@ class Planner {
   // The scale leaves a group of its own only, and only where the product reads the composed view in
   // place (OpDef::reads_in_place). A scale the product reads directly takes the same way: in its loads
   // it would gather a strided view element by element where the product loads 16-byte runs
-  // (reads_strided_view). H100, 2026-11-27, fused ms, the scales as dispatches of their own -> in the
-  // product, one call: vit_b_16 fp32 batch 1 2.471 -> 2.423, batch 8 12.44 -> 12.29, fp16 1.242 -> 1.181
-  // and 5.687 -> 5.517 (137 -> 113 dispatches at batch 1). (tests/unit "operand scales: a product scales
+  // (reads_strided_view). Scaling in the product's stores was faster than the scales' own dispatches
+  // (docs/tuning-log.md, "absorb_operand_scales"). (tests/unit "operand scales: a product scales
   // its result instead of its operands")
   void absorb_operand_scales(NodeId n, int id) {
     const Node& node = graph_.node(n);
@@ -711,14 +706,12 @@ class Planner {
   // template may ask for less on an input (KernelLaunch::chain_budgets: the cooperative-matrix root).
   //   x ─ Mul(scale) ─ Add(shift) ─ Relu ─ Conv ─ y    => [Mul -> Add -> Relu -> Conv]
   //   (tests/unit "pre-fusion: a cheap chain on a kernel op's input runs in its loads")
-  // H100, 2026-11-27, fp32 batch 1: the chains make densenet121's 1x1 Convs 10-40% slower in a profiled
-  // run, yet storing them instead (a dispatch each) was slower on every model that has them: densenet121
-  // 1.420 -> 1.459 ms, efficientnet_b0 0.438 -> 0.461, regnet_y_400mf 0.506 -> 0.536 (bench/results/
-  // h100_2026-11-27_prefusion_vs_materialized.md).
+  // The chains slow the anchor's dispatch, yet storing them instead (a dispatch each) was slower on
+  // every model that has them (docs/tuning-log.md, "kAnchorLoadBudget").
   static constexpr float kAnchorLoadBudget = 4.0f;
   // An operand the template loads in 16-byte runs (KernelLaunch::run_inputs) gathers no strided view in
-  // its loads, however small: with vit_b_16's scaled query heads ([12, 197, 64], Div by 8) gathered in
-  // the QK^T MatMul's loads, 12 dispatches fewer, H100 fp32 batch 1 went 2.479 -> 2.555 ms (2026-11-27).
+  // its loads, however small: gathering it cost more than the dispatches it saved (docs/tuning-log.md,
+  // "recompute_inputs").
   // Row passes (forms_valid_group): rows of at most this many elements, at most this many walks over
   // each. LayerNormalization and Softmax take 3 (mean, variance, normalize; max, sum, divide); their
   // rows in vision models are channels (96 to 1024) or attention rows (197). 4096 elements are 16 per
@@ -736,17 +729,10 @@ class Planner {
   // such that the element's cost times those reads stays within kElementLoadBudget (a 3x3 window
   // recomputed for up to 4 tiles of output channels), and the producer's output is small: at most
   // element_max_outputs(), where its own dispatch leaves most of a large GPU idle and is mostly latency.
-  // H100, 2026-11-24, fp32 fused ms against no elements in loads, two runs each: batch 1
-  // shufflenet_v2_x1_0 0.335 -> 0.324 (88 -> 74 dispatches), mobilenet_v3_small 0.309 -> 0.309,
-  // mobilenet_v2 0.286 -> 0.286; batch 8 unchanged within 1% (mobilenet_v3_small 0.432 / 0.420 ->
-  // 0.422 / 0.421). Without the output limit, batch 8 lost: mobilenet_v2 0.720 -> 0.962, shufflenet
-  // 0.52 -> 0.57; at twice the limit shufflenet's batch 8 still lost 10%. The cooperative-matrix root
-  // takes no elements (gemm_launch): there every fused pair was slower (mobilenet_v2 fp16 batch 1
-  // 0.229 -> 0.320 ms).
+  // Without the output limit large batches lost, and a larger budget's recomputation ate the waves it
+  // saved; the cooperative-matrix root takes no elements (gemm_launch): every fused pair was slower there
+  // (docs/tuning-log.md, "kElementLoadBudget").
   //   (tests/unit "elements in loads: a depthwise Conv runs in the pointwise Conv's loads")
-  // At 45 (5 tiles), mobilenet_v2's four 7x7 blocks with 160 and 320 outputs fused too: 46 -> 43
-  // dispatches, H100 fp32 batch 1 0.2849 -> 0.2853 ms (2026-11-27, one call): the recomputation ate the
-  // waves saved.
   static constexpr float kElementLoadBudget = 36.0f;
   std::int64_t element_max_outputs() const { return 4 * fill_invocations(device_); }
 
@@ -792,14 +778,8 @@ class Planner {
   // group is read by the chain (or n) alone, the element's stored inputs other than constants are read
   // by it alone, and the recomputation stays within kElementLoadBudget. An element whose input other
   // groups read too keeps its dispatch: the scheduler runs it beside theirs, between the same barriers,
-  // so computing it in the loads saves no barrier and lengthens the consumer. H100, 2026-11-26, fp32
-  // batch 1 fused ms with pools as elements: googlenet (each inception block's MaxPool reads the
-  // block's input with three 1x1 Convs) 0.435 -> 0.452 in the loads of its branch's Conv, 72 -> 65
-  // dispatches, 26 barriers either way; squeezenet1_1 (MaxPool -> the next fire module's squeeze Conv,
-  // its input read by the pool alone) 0.179 -> 0.176, 31 -> 29 dispatches. With this rule, against
-  // pools as elements without it: googlenet 0.433 (72 dispatches again), squeezenet1_1 0.176;
-  // shufflenet_v2_x1_0's stride-2 units keep the depthwise Conv of the branch that shares its input
-  // with the other branch's 1x1 Conv: 0.325 -> 0.323 (74 -> 76 dispatches); batch 8 and fp16 within 1%.
+  // so computing it in the loads saves no barrier and lengthens the consumer (docs/tuning-log.md,
+  // "element_fits").
   //   (tests/unit "elements in loads: a MaxPool or AveragePool runs in the 1x1 Conv's loads")
   bool element_fits(NodeId element, float cost, const std::set<NodeId>& chain, NodeId n, std::size_t k) const {
     const std::vector<ValueId>& args = graph_.node(n).inputs;
@@ -840,10 +820,8 @@ class Planner {
   // a separate sector. The copy is stored once, in a dispatch of its own, instead.
   //   x[1, 56, 56, 96] ─ Transpose ─ Identity ─ Conv   => [Identity] [Conv] (convnext_tiny: each stage
   //   ends in a channels-last LayerNorm whose result is permuted back for the next Conv)
-  // H100, 2026-11-25, fused ms against such chains in the loads, two runs: convnext_tiny fp32 batch 1
-  // 1.154 -> 1.113 (100 -> 104 dispatches), batch 8 4.95 -> 4.62, fp16 0.826 -> 0.801 and 2.67 -> 2.45;
-  // vit_b_16 (a transposed operand of each attention MatMul copied first, 161 -> 174 dispatches) fp32
-  // 2.75 -> 2.73, fp16 1.58 -> 1.60 (within its run-to-run spread).
+  // Storing the copy first won on convnext_tiny and was within run-to-run spread on vit_b_16
+  // (docs/tuning-log.md, "reads_transposed_view").
   //   (tests/unit "pre-fusion: an anchor's loads do not gather a transposed view")
   bool reads_transposed_view(const Node& node) const {
     return reads_view_where(node, [](const StridedLayout& layout) {
@@ -869,11 +847,8 @@ class Planner {
   // runs (KernelLaunch::run_inputs) does not compute such a copy in its loads: it would gather each
   // element alone, once per tile, where the copy's own dispatch stores them once, in order.
   //   qkv ─ Transpose/Slice (V, rows 2304 apart) ─ Identity ─ MatMul(softmax, V)   => [Identity] [MatMul]
-  // H100, 2026-11-26, fp16 fused ms, one call, such copies in the loads / in dispatches of their own:
-  // vit_b_16 batch 1 1.407 -> 1.344 (175 -> 199 dispatches), batch 8 7.042 -> 5.814 (175 -> 211);
-  // shufflenet_v2_x1_0 batch 8 0.372 -> 0.379 (89 -> 92: its channel shuffles, runs of 784 elements),
-  // batch 1 and convnext_tiny unchanged. The f32 tiled root's vec4 operands too: vit_b_16 fp32 batch 1
-  // 2.769 -> 2.669 (174 -> 198), batch 8 13.589 -> 13.031.
+  // The copies' own dispatches were faster on vit_b_16, in fp16 and in the f32 tiled root's vec4
+  // operands (docs/tuning-log.md, "reads_strided_view").
   //   (tests/unit "pre-fusion: an input loaded in 16-byte runs does not gather a strided view")
   bool reads_strided_view(const Node& node) const {
     return reads_view_where(node, [](const StridedLayout& layout) {
@@ -988,12 +963,8 @@ class Planner {
         large.insert(source);
         // An anchor loads each element several times (a window's taps, a tile per output channel
         // block): a wider tensor (the f32 input of a Cast to f16) is not read there in its place.
-        // H100, 2026-11-25, fp16 ms, the Cast in the first Conv's loads / its own dispatch: batch 8
-        // resnet18 1.095 / 1.046 (unfused 1.060), googlenet 0.865 / 0.831, densenet121 2.31 / 2.26;
-        // batch 1 within 1% (resnet18 0.223 / 0.224, regnet_y_400mf 0.497 / 0.501; seven of the
-        // reference models, one dispatch more each, not measured). The rule also keeps such a chain out
-        // of an anchor that reads each element once (a MatMul operand of one tile across N), where it
-        // might pay: not measured; in the 13 reference models only the input Casts are affected.
+        // The Cast in the loads was slower than its own dispatch; the rule also covers anchors that
+        // load each element once, where it is not measured (docs/tuning-log.md, "reads_no_more_than").
         if (group.root == GroupRoot::kKernel && dtype_size(graph_.value(source).dtype) > dtype_size(graph_.value(v).dtype))
           return false;
       }
@@ -1211,16 +1182,8 @@ class Planner {
   // elements folded per stage and image (larger products and reductions spread over many workgroups as
   // dispatches of their own), vectors of at most kVectorMaxRows, the stages but the last within the
   // shared memory; the reduction reads a stored tensor whole. A group that joins has no chain in its
-  // loads and stores nothing but the stage's result. H100, 2026-11-26, fused ms against 883da8f, one
-  // call: with up to 2^17 elements per stage every block's pooling and products joined and one SM
-  // took 14-60 us for what three dispatches did in ~9 (mobilenet_v3_small fp32 batch 1 0.252 -> 0.421,
-  // efficientnet_b0 0.501 -> 0.725); with 8192, the products of the smaller blocks (up to 240 channels)
-  // join: efficientnet_b0 fp32 batch 1 / 8 0.494 -> 0.478 / 1.204 -> 1.167 (99 -> 93 dispatches),
-  // fp16 0.452 -> 0.438 / 1.089 -> 1.059; mobilenet_v3_small fp32 0.252 -> 0.252 / 0.414 -> 0.404,
-  // fp16 0.244 -> 0.240 / 0.325 -> 0.314; regnet_y_400mf fp32 0.530 -> 0.527 / 1.295 -> 1.281, fp16
-  // 0.476 -> 0.472 / 1.089 -> 1.064. With 16384 against 8192 (one call, ff3580d): more blocks joined
-  // and lost, mobilenet_v3_small fp32 batch 1 0.252 -> 0.278 (58 -> 56 dispatches), regnet_y_400mf
-  // 0.525 -> 0.550, efficientnet_b0 0.479 -> 0.482.
+  // loads and stores nothing but the stage's result. With larger limits the larger blocks joined too,
+  // and one SM took longer than their dispatches had (docs/tuning-log.md, "kVectorMaxWork").
   //   (tests/unit "vector chains: the products of a small squeeze-and-excitation block are one dispatch")
   static constexpr std::int64_t kVectorMaxWork = 8192;
   static constexpr std::int64_t kVectorMaxRows = 4096;

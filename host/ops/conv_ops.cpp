@@ -178,15 +178,9 @@ std::optional<ConvTile> g_forced_tile;
 // loads per output), then to the table's order.
 // resnet50 at batch 1: 56x56 layers 32x32 2x2 (50K invocations), 7x7 ones 32x32 2x2 split 4 (25K busy);
 // vgg11's 112x112 layers 128x64 8x4 (50K); batch 8: 128x128 8x8 (see the test "Conv picks its ...").
-// Tried and dropped (H100, 2026-11-27, bench/results/h100_2026-11-27_conv_tiles_and_gather.md): 32x32
-// 4x4 with K over 4 or 8 workgroups instead of these 2x2 tiles won on 10 of 13 resnet layers timed
-// alone (vkfuse_bench_conv, up to 1.3x) and made every model it touched slower (fp32 batch 1 resnet18
-// +5%, resnet50 +6%, googlenet +9%, densenet121 +7%); 8x8 blocks of 64-invocation workgroups ran
-// 10-100x slower (their loads' index state spills). 32x32 4x4 in four K slices of one workgroup (the
-// 2x2 tile's busy invocations for a quarter of its shared-memory reads per FMA) in the 2x2 tile's place
-// (H100, 2026-11-27, one A/B call, fp32 batch 1 fused ms, unfused alike): resnet50 0.887 -> 0.872,
-// squeezenet1_1 0.1705 -> 0.1682, mobilenet_v3_small 0.2295 -> 0.2315, seven more within 0.3%; left
-// out (bench/results/h100_2026-11-27_ab_conv_4x4_slices.md). Judge tile rules on whole models.
+// Tried and dropped: 32x32 4x4 with K over 4 or 8 workgroups, or in four K slices of one workgroup, in
+// the 2x2 tiles' place, and 8x8 blocks of 64-invocation workgroups (their loads' index state spills).
+// Layers timed alone mislead: judge tile rules on whole models (docs/tuning-log.md, "choose_conv_tile").
 ConvTile choose_conv_tile(std::int64_t rows, std::int64_t cols, std::int64_t groups, const DevicePlan& device) {
   if (g_forced_tile) return *g_forced_tile;
   struct Score {
@@ -230,12 +224,8 @@ std::int64_t choose_conv_bk(const ConvTile& t, std::int64_t k, std::int64_t work
 // (fill_workgroups, one per compute unit: a split-K tile of 1024 invocations takes one): the most parts of
 // 16, 8, 4 or 2 whose workgroups still fit one per SM with each part at least kMinSplitSteps steps of BK,
 // or two per SM with each part at least kLongSplitSteps steps (split_fills_gpu). Needs
-// room for the scratch's two bindings. At batch 1 on the H100: resnet50's 7x7 3x3 layers (32 blocks,
-// 144 steps of 32) go over 8 workgroups per block, its 14x14 3x3 layers' 56 blocks over 4;
-// mobilenet_v2's last 7x7 1x1 layers' 10 blocks over 8. Measured against 2 or 4 parts within one
-// workgroup per SM: fp32 densenet121 1.65 -> 1.47 ms, efficientnet_b0 0.584 -> 0.556, resnet18 0.440 ->
-// 0.429; fp16 resnet50 0.935 -> 0.861, vgg11 1.16 -> 1.08, resnet18 0.408 -> 0.385 (the layers the
-// cooperative-matrix root left to this one then).
+// room for the scratch's two bindings. This beat 2 or 4 parts within one workgroup per SM on whole
+// models (docs/tuning-log.md, "choose_conv_parts").
 ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
   if (g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
   for (std::int64_t parts : {16, 8, 4, 2}) {
@@ -250,9 +240,8 @@ ConvTile choose_conv_parts(ConvTile t, std::int64_t k, std::int64_t blocks, cons
 
 // Where X is computed in the loads (TensorInfo::load_cost: a depthwise Conv's elements), each of its
 // loads waits on that computation: split K over the most workgroups that stay within two per SM
-// (fill_workgroups) with a whole BK step each, so that more of them compute at once. H100, 2026-11-24,
-// fp32 batch 1, shufflenet_v2_x1_0 with elements in loads: 0.335 ms without this split (as much as with
-// no elements in loads), 0.324 with it.
+// (fill_workgroups) with a whole BK step each, so that more of them compute at once: without this split,
+// elements in the loads gain nothing (docs/tuning-log.md, "choose_computed_parts").
 ConvTile choose_computed_parts(ConvTile t, std::int64_t k, std::int64_t blocks, const DevicePlan& device) {
   t = choose_conv_parts(t, k, blocks, device);
   if (t.parts > 1 || g_forced_tile || device.max_bindings < kMinBindingsForScratch) return t;
@@ -273,10 +262,7 @@ bool is_pointwise(const ConvShape& s) {
 // Conv with one input channel per group (depthwise): roots/conv2d_depthwise.glsl, VW outputs of a row
 // per invocation. Groups of a few channels (regnet_y's 8) take it too where the group sums the result
 // over planes (a squeeze-and-excitation block follows), summing the group's CG planes: alone the implicit
-// GEMM is faster. H100, 2026-11-27, regnet_y_400mf batch 1, this root for every group of 8 against the
-// GEMM: unfused fp32 0.786 -> 0.812 ms (the Convs alone are slower), fused with plane sums 0.525 ->
-// 0.520; for those with plane sums only (as here): fused fp32 0.526 -> 0.505, fp16 0.472 -> 0.446, batch
-// 8 fp32 1.286 -> 1.221, fp16 1.064 -> 0.900, unfused unchanged.
+// GEMM is faster (docs/tuning-log.md, "kDirectMaxGroupInputs").
 constexpr std::int64_t kDirectMaxGroupInputs = 8;
 // With plane sums (a squeeze-and-excitation block's pooling of the result), each workgroup takes whole
 // planes: IPP invocations to a plane (the least power of two that covers its items, at most the
@@ -311,11 +297,7 @@ KernelLaunch direct_conv_launch(const ConvShape& s, bool plane_sums, const Devic
 // are all the group stores (TensorInfo::pooled_only: the result itself never reaches memory; a
 // squeeze-and-excitation block's pooling stays with the products that scale by it), and only planes of
 // at most kPlaneMaxTiles column tiles (a network's final 7x7 or 13x13 maps): a larger plane is pooled
-// faster by a reduction of its own. H100, 2026-11-27, fp32 batch 1 fused ms against the pooling's own
-// dispatch, 3 rounds: efficientnet_b0 0.4448 -> 0.4399, squeezenet1_1 0.1720 -> 0.1703, mobilenet_v2
-// 0.2846 -> 0.2828, shufflenet_v2_x1_0 0.2564 -> 0.2551, resnet50 0.8892 -> 0.8867, mobilenet_v3_small
-// 0.2311 -> 0.2304; without the limit regnet_y_400mf's early squeeze-and-excitation poolings (planes of
-// 784 and 3136 positions, 25 and 98 tiles) joined too, and it went 0.5083 -> 0.5228.
+// faster by a reduction of its own (docs/tuning-log.md, "kPlaneMaxTiles").
 constexpr std::int64_t kPlaneMaxTiles = 8;
 void add_plane_sums(KernelLaunch& launch, const ConvShape& s, const ConvTile& tile, std::int64_t bk, std::int64_t tiles_n,
                     std::int64_t blocks, const DevicePlan& device) {
@@ -376,8 +358,8 @@ KernelLaunch implicit_gemm_launch(const ConvShape& s, bool computed_x, const Ten
 // with the implicit GEMM, whose loads the planner counts), and no implicit-GEMM tile forced: the direct
 // root with staged input patches (roots/conv2d_patch.glsl), where the implicit GEMM would take
 // micro-tiles of at most kPatchMaxGemmOutputs outputs (batch-1 layers; batch 8's large ones keep their
-// 8x8 blocks). Windows that do not overlap gain nothing from the patches: H100, 2026-11-27, fp32,
-// convnext_tiny's 2x2 stride-2 downsampling on the patch root, batch 1 1.113 -> 1.118 ms.
+// 8x8 blocks). Windows that do not overlap gain nothing from the patches (docs/tuning-log.md,
+// "patch_launch").
 constexpr std::int64_t kPatchMaxGemmOutputs = 32;
 std::optional<KernelLaunch> patch_launch(const ConvShape& s, bool computed_x, const DevicePlan& device) {
   const bool overlap = std::any_of(s.axes.begin(), s.axes.end(), [](const WindowAxis& a) { return a.span() > a.stride; });
@@ -419,10 +401,7 @@ std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, bool co
                      {"VKF_CONV_DH", glsl_int(y.dilation)}, {"VKF_CONV_DW", glsl_int(x.dilation)},
                      {"VKF_CONV_PT", glsl_int(y.pad_begin)}, {"VKF_CONV_PL", glsl_int(x.pad_begin)},
                      // An invocation's two columns share an output row where OW is even (they start
-                     // at an even n): one row of X for both. H100, 2026-11-25, fp16 ms, gathered pair by
-                     // pair against column by column: batch 1 resnet18 0.254 -> 0.248, resnet50 0.606 ->
-                     // 0.594, vgg11 0.585 -> 0.565, googlenet 0.233 -> 0.230; batch 8 resnet18 1.262 ->
-                     // 1.163, resnet50 2.25 -> 2.13, vgg11 2.50 -> 2.31, googlenet 0.977 -> 0.909.
+                     // at an even n): one row of X for both (docs/tuning-log.md, "VKF_CONV_PAIRED").
                      {"VKF_CONV_PAIRED", s.ow % 2 == 0 ? "1" : "0"}};
   if (!choose_coopmat_tiling(p, device)) return std::nullopt;
   return gemm_launch(p, device);
@@ -432,12 +411,8 @@ std::optional<KernelLaunch> coopmat_launch(const ConvShape& s, bool f16, bool co
 // is a vector times a matrix, Y[n, m] = X[n, :] . W[m, :] (+ B[m]), a row per image. Where the images are
 // few enough for roots/gemm_skinny.glsl, that root computes it: its workgroups split W's rows between
 // them and read each in runs along C, where the implicit GEMM's tiles of output channels by images were
-// mostly padding. H100, 2026-11-25, fused / unfused ms at batch 1 against the implicit GEMM, two runs:
-// fp32 mobilenet_v3_small 0.288 / 0.422 -> 0.252 / 0.385, efficientnet_b0 0.548 / 0.958 -> 0.493 /
-// 0.904, regnet_y_400mf 0.598 / 0.854 -> 0.531 / 0.791; fp16 0.256 -> 0.245, 0.483 -> 0.453, 0.499 ->
-// 0.480. (Computing a block's first Conv in the loads of its second instead, once per workgroup into
-// shared memory, took one dispatch fewer per block and was slower: mobilenet_v3_small fp32 0.268,
-// efficientnet_b0 0.556.)
+// mostly padding. Computing a block's first Conv in the loads of its second instead (one dispatch fewer
+// per block) was slower (docs/tuning-log.md, "vector_launch").
 std::optional<KernelLaunch> vector_launch(const ConvShape& s, std::span<const TensorInfo> in, const DevicePlan& device) {
   if (s.group != 1 || s.h * s.w != 1 || !is_pointwise(s)) return std::nullopt;
   GemmProblem p;

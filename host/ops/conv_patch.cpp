@@ -75,10 +75,8 @@ std::int64_t patch_blocks(const ConvShape& conv, const PatchTile& t) {
 
 // K over the most workgroups per block (16, 8, 4 or 2) that keep four per compute unit at most (fill_workgroups),
 // each with kMinSplitSteps steps or more; where the device has room for the split-K scratch. A workgroup
-// of 256 invocations and 16 KB leaves room for several per SM, which the long K walks need: H100,
-// 2026-11-27, fp32 batch 8, googlenet's 14x14 3x3 layers on 144 and 160 workgroups walking all of K
-// (two per SM at most) took 0.113 and 0.125 ms against the implicit GEMM's 0.079 and 0.077, where those
-// of 224 and 256 workgroups (two parts) took 0.037-0.048 against 0.053-0.063.
+// of 256 invocations and 16 KB leaves room for several per SM, which the long K walks need
+// (docs/tuning-log.md, "with_parts").
 PatchTile with_parts(const ConvShape& conv, PatchTile t, const DevicePlan& device) {
   t.parts = 1;
   if (device.max_bindings < kMinBindingsForScratch) return t;
@@ -93,22 +91,12 @@ PatchTile with_parts(const ConvShape& conv, PatchTile t, const DevicePlan& devic
 
 }  // namespace
 
-// Measured on the H100 (2026-11-27, fp32 batch 1, vkfuse_bench_conv, every tile of 32 or 64 channels x
-// 4 or 8 per invocation, 4x8 to 16x8 positions, K over 1 to 16 workgroups, against the implicit GEMM):
-// 4 outputs of a row x 4 channels per invocation on 8 x 16 blocks of 32 channels won on most layers
-// (resnet's 56x56 and 28x28 3x3 layers 0.0228 -> 0.0147 and 0.0263 -> 0.0158 ms), blocks of 64 channels
-// on the 512-channel ones (0.0910 -> 0.0451 at 14x14); K over several workgroups per block (with_parts).
-// The winners kept 29K invocations or more busy. Where a layer leaves fewer than half the GPU's
-// fill_invocations, steps of 4 channels (more parts) and then blocks of 16 channels (more blocks) come
-// in, and a layer still short of that stays with the implicit GEMM, whose split-K slices keep more
-// invocations busy: in whole models, densenet121's 3x3 layers (32 output channels, 7x7 and 14x14: 8 to
-// 32 workgroups) and squeezenet1_1's (16 to 64 input channels: one or two steps) took 1.44 -> 1.83 and
-// 0.174 -> 0.194 ms without this.
+// 4 outputs of a row x 4 channels per invocation on 8 x 16 blocks of 32 channels (64 on 512-channel
+// layers), K over workgroups (with_parts); short of half of fill_invocations, steps of 4 channels, then
+// blocks of 16, and then the implicit GEMM take over (docs/tuning-log.md, "choose_patch_tile").
 //
 // Inputs of fewer than kPatchMinChannels channels stay with the implicit GEMM: their patches are mostly
-// the window's overlap and a step has few channels to multiply (H100, 2026-11-27: the 3-channel stems
-// of mobilenet_v2 and resnet18 0.0044 -> 0.0046 and, at batch 8, 0.073 -> 0.088 ms; squeezenet1_1's 16
-// channels at 55x55 0.0081 -> 0.0097).
+// the window's overlap and a step has few channels to multiply (docs/tuning-log.md, "kPatchMinChannels").
 constexpr std::int64_t kPatchMinChannels = 32;
 
 std::optional<PatchTile> choose_patch_tile(const ConvShape& conv, const DevicePlan& device) {
