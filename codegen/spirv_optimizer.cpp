@@ -13,10 +13,8 @@ constexpr spv_target_env kEnv = SPV_ENV_VULKAN_1_1;
 // spirv-opt's performance passes (-O, SPIRV-Tools 2023.1) without the global value numbering
 // (redundancy-elimination) that -O runs right after unrolling the loops, and combine-access-chains:
 // that first run works on the unrolled code and took about half of -O's time. The run at the end, on
-// code already cleaned up, stays: without it the H100 ran vit_b_16's fp16 MatMul -> Add -> Add -> Cast
-// groups at 55 us instead of 36. Measured 2026-11-24: resnet50's kernels compile in 1.6 s instead of 3.5
-// s summed on a 2-core machine; on the H100 its cold start took 930-980 ms instead of 1400-1830 ms
-// (context + session), and vit_b_16, convnext_tiny and resnet50 ran within 0.3% of -O in fp32 and fp16.
+// code already cleaned up, stays: without it some fused groups took half again as long. Compiles take about
+// half as long as with -O, at -O's speed (docs/tuning-log.md, "kPasses").
 const std::vector<std::string> kPasses = {
     "--wrap-opkill", "--eliminate-dead-branches", "--merge-return", "--inline-entry-points-exhaustive",
     "--eliminate-dead-functions", "--eliminate-dead-code-aggressive", "--private-to-local",

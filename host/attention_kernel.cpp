@@ -42,8 +42,8 @@ Result<AttentionLayout> attention_layout(const GraphIR& graph, const FusionGroup
   const Node& second = graph.node(layout.second);
   if (!first.op->matrix_product || !second.op->matrix_product) return fail("not two batched products");
   if (!device.subgroup_arithmetic) return fail("the row chain needs subgroup arithmetic");
-  // Where f16 products run on cooperative matrices, they stay there: H100, 2026-11-27, vit_b_16 fp16
-  // batch 1 fused ms, its attention on this root / as three dispatches: 1.220 / 1.180.
+  // Where f16 products run on cooperative matrices, they stay there: the three dispatches were faster
+  // (docs/tuning-log.md, "attention_layout").
   const auto f16 = [&](const Node& n) {
     return graph.value(n.inputs[0]).dtype == DType::kF16 && graph.value(n.inputs[1]).dtype == DType::kF16;
   };

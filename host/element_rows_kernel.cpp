@@ -81,11 +81,7 @@ Result<ElementRowsLayout> element_rows_layout(const GraphIR& graph, const Fusion
   // compute units), each invocation computing one run of a block (the workgroup sized to the block, in whole
   // subgroups, up to 1024):
   // fewer rows leave the GPU idle (or, in smaller blocks, gather uncoalesced), and the op and the chain
-  // run faster apart. H100, 2026-11-27, convnext_tiny fp32 batch 1, us per group (rows per block /
-  // workgroup), against the depthwise Conv and the LayerNormalization apart: 3136 rows of 96 12.8 (32 /
-  // 768: a run each), 14.8 (16 / 384), 15.8 (16 / 256) against 10.0 + 12.5; 784 of 192 12.6-13.6 (8 /
-  // 384 or 1024) against 7.5 + 7.3; 196 of 384 at best 15.3 (4 / 1024) against 6.6 + 5.5; 49 of 768 at
-  // best 27.5 (4 / 1024) against about 6 + 5.5.
+  // run faster apart (docs/tuning-log.md, "element_rows_layout").
   for (std::int64_t rows : {32, 16, 8}) {
     if (rows * (layout.row_length + 1) * 4 > static_cast<std::int64_t>(device.shared_memory_bytes) ||
         div_up(layout.rows, rows) < fill_workgroups(device) / 2)
