@@ -5,6 +5,9 @@
 #
 #   scripts/glsl_snapshot.sh OUT            writes the snapshot tree to OUT (replacing it)
 #   scripts/glsl_snapshot.sh --compare A B  exits 0 when the trees are byte-identical, else lists the files
+#   scripts/glsl_snapshot.sh --compare-code A B
+#                                           the same with // comments and blank lines dropped: for a change
+#                                           that edits only the shader snippets' comments
 #
 # A restructuring that must not change behaviour: snapshot before, snapshot after, compare. The 13
 # reference models are exported once with torch (scripts/export_models.py, cached in $VKFUSE_MODELS_DIR);
@@ -18,7 +21,18 @@ if [ "${1:-}" = "--compare" ]; then
   fi
   exit 1
 fi
-[ $# -eq 1 ] || { echo "usage: $0 OUT | --compare A B" >&2; exit 2; }
+if [ "${1:-}" = "--compare-code" ]; then
+  [ $# -eq 3 ] || { echo "usage: $0 --compare-code A B" >&2; exit 2; }
+  strip() { (cd "$1" && find . -type f | sort | while read -r f; do
+    echo "== $f"; sed -e 's://.*$::' -e '/^[[:space:]]*$/d' "$f"; done); }
+  if diff <(strip "$2") <(strip "$3") > /dev/null; then
+    echo "identical but for comments: $(find "$2" -name '*.comp' | wc -l) kernels"
+    exit 0
+  fi
+  diff <(strip "$2") <(strip "$3") | head -40
+  exit 1
+fi
+[ $# -eq 1 ] || { echo "usage: $0 OUT | --compare A B | --compare-code A B" >&2; exit 2; }
 out=$1
 tool="$VKFUSE_BUILD_DIR/tests/vkfuse_glsl_snapshot"
 [ -x "$tool" ] || { echo "build first: $tool is missing (cmake --build $VKFUSE_BUILD_DIR)" >&2; exit 1; }

@@ -13,8 +13,8 @@
 //    rows (a staged B2 element and a vec4 of values per key), and stores through VKF_OUT0 (the post
 //    stage).
 // S and the chain's values never leave shared memory. Accumulation is in fp32.
-// Tried and dropped (H100, 2026-11-28, vit_b_16 fp32 batch 1): the depth loop and whole chunks of the
-// second product unrolled ([[unroll]], constant trip counts): 2.152 -> 2.227 ms.
+// Unrolling the depth loop and the second product's chunks was tried and ran slower (docs/tuning-log.md,
+// "attention.glsl").
 //
 // Defines (host/attention_kernel.cpp): VKF_BATCH, VKF_M (rows of S per batch), VKF_ROW_N (columns of S:
 // the second product's K), VKF_ROW_PITCH (= VKF_ROW_N: vkf_s's row stride), VKF_D (the first product's

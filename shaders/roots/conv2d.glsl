@@ -89,12 +89,7 @@ shared float vkf_plane_part[VKF_BM * VKF_THREADS_N];
 // X as VKF_IN0_X4): a vec4 load of X, and where a chain runs in the loads, its per-channel operands
 // loaded once for the four (VKF_IN0_X4_SHARED). Where BN*BK/4 is fewer than the invocations
 // (VKF_B_FEW_LOADERS 1), only that many would stage B: only X with shared operands goes by fours then.
-// H100, 2026-11-28, fp32 batch 1 (bench/results/h100_2026-11-28_ab_conv_b_vec4.md): densenet121
-// 1.417 -> 1.304 ms, resnet50 0.886 -> 0.869; with few loaders, plain X by fours made googlenet 0.402
-// -> 0.407 and X through an Identity shufflenet_v2_x1_0 0.255 -> 0.257, while densenet121's BatchNorm
-// and Relu in the loads went 1.342 -> 1.315 by fours. A vec2 of padding per staged row of B, so that
-// a half-warp's pairs of 8-byte stores (two rows) fall in different banks, moved nothing (densenet121
-// 1.3116 -> 1.3142, resnet50 0.8718 -> 0.8749).
+// Padding each staged row of B against bank conflicts moved nothing (docs/tuning-log.md, "VKF_B_VEC").
 #if defined(VKF_B_VEC) && VKF_B_VEC == 4 && defined(VKF_IN0_X4) && (VKF_B_FEW_LOADERS == 0 || defined(VKF_IN0_X4_SHARED))
 #define VKF_B_X4 1
 #define VKF_B_LANES 4u
@@ -218,9 +213,7 @@ void main() {
   // Where the column fragments are vec4s and a slice is a multiple of 8 invocations wide and of 4 high, a warp
   // is a 4 x 8 block of invocations: each k's reads of B are 8 vec4s, one 128-byte wavefront, where a
   // row of 16 invocations would take two. Vec2 fragments fit one wavefront either way and keep whole
-  // rows. H100, 2026-11-25, fp32, ms, blocks for every tile: vgg11 batch 8 5.26 -> 4.71, googlenet batch
-  // 8 1.535 -> 1.505, resnet50 batch 8 4.00 -> 3.95, batch 1 within 0.7%, except resnet18 (2x2
-  // micro-tiles) 0.428 -> 0.433.
+  // rows (docs/tuning-log.md, "warp_blocks").
   const bool warp_blocks = VKF_FN == 4u && VKF_THREADS_N % 8u == 0u && VKF_THREADS_M % 4u == 0u &&
                            VKF_SLICE_THREADS % 32u == 0u;
   const uint warp = lane / 32u, in_warp = lane % 32u, warps_n = max(VKF_THREADS_N / 8u, 1u);

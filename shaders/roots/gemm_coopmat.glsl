@@ -82,8 +82,7 @@ const uint kRowB = VKF_BK / 2u + kPad, kRunB = VKF_BK / 2u, kRowsB = VKF_BN;
 // Operand sources: A is input 0 and B input 1, or for a Conv W (input 1) and X (input 0).
 // The fetches give an element as a float16_t. Pairs of them are packed as halves (packFloat2x16; the
 // driver drops the round trip through fp32 of a stored half), not as floats (packHalf2x16, which
-// converts each). H100, 2026-11-25, fp16 ms, gathered Convs of even OW: batch 1 resnet18 0.249 -> 0.227, vgg11
-// 0.571 -> 0.520; batch 8 resnet18 1.165 -> 1.094, vgg11 2.31 -> 2.17.
+// converts each), which made gathered Convs faster (docs/tuning-log.md, "VKF_A_FETCH16").
 #if VKF_CONV
 #define VKF_A_FETCH(i) float16_t(VKF_IN1(i))
 #define VKF_A_FETCH16(i) VKF_IN1_RAW16(i)
@@ -130,8 +129,8 @@ const uint kLoadsB = kRowsB * kRunB / VKF_B_VEC / kThreads;
 
 // Only main() reads or writes these, and it reaches vkf_sa and vkf_sb first: glslang emits shared
 // variables in the order the code first uses them, and with vkf_patch first (used by a helper function
-// above main) the H100's driver ran 128x128 tiles at 32 TFLOP/s instead of 190 (4096^3, 2026-11-24,
-// SPIR-V otherwise alike).
+// above main) one driver ran 128x128 tiles at a sixth of the speed, SPIR-V otherwise alike
+// (docs/tuning-log.md, "shared-variable order").
 #if VKF_STAGES != 1 && VKF_STAGES != 2
 #error VKF_STAGES is 1 or 2
 #endif
