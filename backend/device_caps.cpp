@@ -176,28 +176,32 @@ void query_at_1_1(VkPhysicalDevice physical, const std::vector<VkExtensionProper
   caps.shader_int64 = features.features.shaderInt64;
 }
 
+// One extension's properties struct, filled by vkGetPhysicalDeviceProperties2.
+template <typename T>
+T extension_properties(VkPhysicalDevice physical, VkStructureType type) {
+  T out{};
+  out.sType = type;
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  properties.pNext = &out;
+  vkGetPhysicalDeviceProperties2(physical, &properties);
+  return out;
+}
+
 // The compute-unit count from whichever vendor extension the device has (Vulkan has no core query).
 uint32_t query_compute_units(VkPhysicalDevice physical, const std::vector<VkExtensionProperties>& extensions) {
-  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  if (has_extension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
-    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
-    properties.pNext = &nv;
-    vkGetPhysicalDeviceProperties2(physical, &properties);
-    return nv.shaderSMCount;
-  }
+  if (has_extension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME))
+    return extension_properties<VkPhysicalDeviceShaderSMBuiltinsPropertiesNV>(
+               physical, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV)
+        .shaderSMCount;
   if (has_extension(extensions, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
-    VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
-    properties.pNext = &amd;
-    vkGetPhysicalDeviceProperties2(physical, &properties);
+    const auto amd = extension_properties<VkPhysicalDeviceShaderCorePropertiesAMD>(
+        physical, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD);
     return amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
   }
-  if (has_extension(extensions, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME)) {
-    VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM arm{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM};
-    properties.pNext = &arm;
-    vkGetPhysicalDeviceProperties2(physical, &properties);
-    return arm.shaderCoreCount;
-  }
+  if (has_extension(extensions, VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME))
+    return extension_properties<VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM>(
+               physical, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM)
+        .shaderCoreCount;
   return 0;
 }
 
